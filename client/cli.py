@@ -1,0 +1,250 @@
+"""The `nerts-p2p` command. It lives in `client`, the top of the game's layers, because it
+starts everything a user can reach: the engine's simulator, the practice game, benchmarks."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+from nerts_p2p.bots import LEVELS, BotLevel, level_named
+from nerts_p2p.errors import NertsError
+from nerts_p2p.rules import Rules
+
+
+def _add_rule_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("rule options (RULES.md variants)")
+    group.add_argument("--nerts-size", type=int, default=13)
+    group.add_argument("--work-piles", type=int, default=4)
+    group.add_argument("--draw", type=int, choices=(1, 3), default=3)
+    group.add_argument(
+        "--no-recycle-rotates", action="store_true", help="turning the waste over keeps its order"
+    )
+    group.add_argument(
+        "--must-call", action="store_true", help="emptying the Nerts pile ends the round at once"
+    )
+    group.add_argument("--target", type=int, default=100)
+    group.add_argument("--caller-bonus", type=int, default=0)
+    group.add_argument("--nerts-penalty", type=int, choices=(1, 2), default=2)
+    group.add_argument("--jokers", type=int, choices=(0, 1, 2), default=0)
+    group.add_argument(
+        "--nerts-builds",
+        action="store_true",
+        help="build on other seats' Nerts piles (the German variant)",
+    )
+    group.add_argument(
+        "--aces-first", action="store_true", help="an exposed Ace must go to the centre first"
+    )
+    group.add_argument("--no-slide-under", action="store_true")
+    group.add_argument(
+        "--german",
+        action="store_true",
+        help="the German rules: --nerts-builds --aces-first --must-call",
+    )
+    group.add_argument(
+        "--partnerships",
+        action="store_true",
+        help="two players share each seat (--players counts players)",
+    )
+
+
+def _rules_from(args: argparse.Namespace, players: int) -> Rules:
+    if args.partnerships and players % 2:
+        raise NertsError(f"partnerships need an even number of players, got {players}")
+    german = args.german
+    return Rules(
+        seats=players // 2 if args.partnerships else players,
+        partnerships=args.partnerships,
+        nerts_size=args.nerts_size,
+        work_piles=args.work_piles,
+        draw=args.draw,
+        recycle_rotates=not args.no_recycle_rotates,
+        must_call=args.must_call or german,
+        target=args.target,
+        caller_bonus=args.caller_bonus,
+        nerts_penalty=args.nerts_penalty,
+        jokers=args.jokers,
+        nerts_builds=args.nerts_builds or german,
+        aces_first=args.aces_first or german,
+        slide_under=not args.no_slide_under,
+    )
+
+
+def _levels(text: str, players: int) -> list[BotLevel]:
+    names = [part for part in text.split(",") if part]
+    if len(names) == 1:
+        names *= players
+    if len(names) != players:
+        raise NertsError(f"--bots names {len(names)} levels for {players} players")
+    return [level_named(name) for name in names]
+
+
+def _cmd_simulate(args: argparse.Namespace) -> int:
+    from nerts_p2p.simulate import match_record, round_record, simulate_match
+
+    rules = _rules_from(args, args.players)
+    levels = _levels(args.bots, rules.players)
+    match = None
+    for result, match in simulate_match(rules, levels, seed=args.seed, max_rounds=args.rounds):
+        record = round_record(result, match)
+        if args.json:
+            print(json.dumps(record, separators=(",", ":")))
+        else:
+            scores = "  ".join(
+                f"seat {s.seat}: {s.score:+d} ({match.totals[s.seat]})" for s in result.scores
+            )
+            called = result.state.called_by
+            print(
+                f"round {result.round}: {result.ended_by}"
+                f"{'' if called is None else f' by seat {called}'}, {result.moves} moves  {scores}"
+            )
+    assert match is not None
+    final = match_record(match)
+    if args.json:
+        print(json.dumps(final, separators=(",", ":")))
+    else:
+        winner = final["match_winner"]
+        print(
+            "match winner: "
+            + (f"seat {winner}" if winner is not None else "none yet")
+            + f"  totals {final['totals']}"
+        )
+    return 0
+
+
+def _cmd_position(args: argparse.Namespace) -> int:
+    from nerts_p2p.engine import apply
+    from nerts_p2p.errors import Rejection
+    from nerts_p2p.legal import legal_moves
+    from nerts_p2p.moves import parse_move
+    from nerts_p2p.position import parse_position, position_text, state_hash
+
+    state = parse_position(args.position)
+    if args.move is None:
+        for seat in range(state.rules.seats):
+            moves = legal_moves(state, seat)
+            print(f"seat {seat}: " + (", ".join(str(m) for m in moves) or "no moves"))
+        print(f"hash {state_hash(state)}")
+        return 0
+    result = apply(state, parse_move(args.move), in_the_air=args.in_the_air)
+    if isinstance(result, Rejection):
+        print(f"rejected ({result.reason}): {result.message}")
+        return 1
+    print(position_text(result))
+    return 0
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    if args.what == "engine":
+        from nerts_p2p.bench import engine_benchmarks
+
+        results = engine_benchmarks(repeats=args.repeats)
+    elif args.what == "bots":
+        from nerts_p2p.bench import bot_ladder
+
+        ladder = bot_ladder(rounds=args.rounds)
+        if args.json:
+            print(json.dumps(ladder, indent=2))
+            return 0
+        for name, r in ladder.items():
+            print(
+                f"{name:20s} wins {r['win_rate']:6.1%}  ties {r['tie_rate']:5.1%}  "
+                f"mean margin {r['mean_margin']:+6.1f} points  ({int(r['rounds'])} rounds)"
+            )
+        return 0
+    else:  # pragma: no cover - argparse limits the choices
+        raise NertsError(f"unknown benchmark {args.what}")
+    if args.json:
+        print(json.dumps(results, indent=2))
+        return 0
+    for name, r in results.items():
+        print(
+            f"{name:34s} median {r['median']:>12,.1f}   min {r['min']:>12,.1f}"
+            f"   max {r['max']:>12,.1f}   ({int(r['runs'])} runs)"
+        )
+    return 0
+
+
+def _cmd_play(args: argparse.Namespace) -> int:
+    from client.terminal import practice
+
+    rules = _rules_from(args, args.players)
+    return practice(rules, level_named(args.level), seed=args.seed, interactive=args.interactive)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="nerts-p2p", description="Serverless Nerts for a LAN.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    sim = sub.add_parser("simulate", help="bots play each other; one JSON object per round")
+    sim.add_argument("--players", type=int, default=4)
+    sim.add_argument(
+        "--rounds",
+        type=int,
+        default=None,
+        help="stop after this many rounds (default: play the match to the target)",
+    )
+    sim.add_argument("--seed", type=int, default=0)
+    sim.add_argument(
+        "--bots",
+        default="casual",
+        help=f"one level for all, or one per player: {', '.join(LEVELS)}",
+    )
+    sim.add_argument("--json", action="store_true")
+    _add_rule_options(sim)
+    sim.set_defaults(run=_cmd_simulate)
+
+    pos = sub.add_parser("position", help="legal moves of a position, or the result of a move")
+    pos.add_argument("position", help="a position line (see docs/NOTATION.md)")
+    pos.add_argument("move", nargs="?", help="a move such as '0 5H n-w2 +7C'")
+    pos.add_argument(
+        "--in-the-air", action="store_true", help="let a card move count after the round ended"
+    )
+    pos.set_defaults(run=_cmd_position)
+
+    bench = sub.add_parser("bench", help="benchmarks (medians of repeated runs)")
+    bench.add_argument("what", choices=("engine", "bots"))
+    bench.add_argument("--repeats", type=int, default=7, help="engine: runs per measure")
+    bench.add_argument("--rounds", type=int, default=300, help="bots: rounds per pairing")
+    bench.add_argument("--json", action="store_true")
+    bench.set_defaults(run=_cmd_bench)
+
+    play = sub.add_parser("play", help="play Nerts")
+    play.add_argument(
+        "--practice",
+        action="store_true",
+        help="against bots on this machine only, with no network (the default)",
+    )
+    play.add_argument("--players", type=int, default=3, help="seats at the table, you included")
+    play.add_argument("--level", default="novice", help="bot level: novice, casual or expert")
+    play.add_argument("--seed", type=int, default=None)
+    mode = play.add_mutually_exclusive_group()
+    mode.add_argument("--interactive", dest="interactive", action="store_true", default=None)
+    mode.add_argument(
+        "--watch",
+        dest="interactive",
+        action="store_false",
+        help="let a bot play your seat and watch the round",
+    )
+    _add_rule_options(play)
+    play.set_defaults(run=_cmd_play)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        code: int = args.run(args)
+    except NertsError as exc:
+        print(f"nerts-p2p: {exc}", file=sys.stderr)
+        return 2
+    except ValueError as exc:
+        print(f"nerts-p2p: {exc}", file=sys.stderr)
+        return 2
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""nerts-p2p: serverless Nerts for a local network."""

@@ -1,0 +1,116 @@
+"""Engine benchmarks (`nerts-p2p bench engine`). Measurements, not tests: medians of
+repeated runs with their spread, since this machine is shared and noisy."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+
+from nerts_p2p.bots import CASUAL, EXPERT, NOVICE, BotLevel
+from nerts_p2p.deck import seat_seed
+from nerts_p2p.engine import apply, omniscient_start
+from nerts_p2p.errors import Rejection
+from nerts_p2p.legal import legal_moves
+from nerts_p2p.rules import Rules
+from nerts_p2p.simulate import simulate_round
+from nerts_p2p.state import GameState
+
+
+def _rate(run: Callable[[], int], repeats: int) -> dict[str, float]:
+    """Run `run` (which returns how many things it did) `repeats` times; rates per second."""
+    rates = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        count = run()
+        rates.append(count / (time.perf_counter() - start))
+    rates.sort()
+    return {
+        "median": statistics.median(rates),
+        "min": rates[0],
+        "max": rates[-1],
+        "runs": float(repeats),
+    }
+
+
+def engine_benchmarks(repeats: int = 7, seed: int = 1) -> dict[str, dict[str, float]]:
+    rules = Rules(seats=4)
+    seeds = [seat_seed(seed, 1, s) for s in range(4)]
+    recorded = simulate_round(rules, seeds, [CASUAL] * 4, match_seed=seed, keep_log=True)
+    start = omniscient_start(rules, seeds)
+    moves = [move for _, move, ok in recorded.log if ok]
+    states: list[GameState] = []
+    state = start
+    for move in moves:
+        result = apply(state, move)
+        assert not isinstance(result, Rejection)
+        state = result
+        states.append(state)
+
+    def replay() -> int:
+        s = start
+        for move in moves:
+            result = apply(s, move)
+            if isinstance(result, Rejection):
+                raise AssertionError(f"replayed move rejected: {result}")
+            s = result
+        return len(moves)
+
+    def generate() -> int:
+        for i, s in enumerate(states):
+            legal_moves(s, i % 4)
+        return len(states)
+
+    def rounds(level: BotLevel) -> Callable[[], int]:
+        def run() -> int:
+            for r in range(3):
+                round_seeds = [seat_seed(seed, r + 2, s) for s in range(4)]
+                simulate_round(rules, round_seeds, [level] * 4, match_seed=seed)
+            return 3
+
+        return run
+
+    return {
+        "moves_applied_per_s": _rate(replay, repeats),
+        "legal_move_generations_per_s": _rate(generate, repeats),
+        "rounds_4_seat_casual_per_s": _rate(rounds(CASUAL), repeats),
+        "rounds_4_seat_expert_per_s": _rate(rounds(EXPERT), repeats),
+    }
+
+
+def head_to_head(
+    challenger: BotLevel, opponent: BotLevel, rounds: int, seats: int = 2
+) -> dict[str, float]:
+    """`challenger` at one seat against `opponent` at every other, over seeded rounds (the
+    challenger's seat alternates between first and last). A round is won by the highest
+    round score; the figures are shares of rounds and the mean score margin."""
+    rules = Rules(seats=seats)
+    wins = ties = 0
+    margin = 0.0
+    for i in range(rounds):
+        seeds = [seat_seed(i, 1, s) for s in range(seats)]
+        mine = 0 if i % 2 == 0 else seats - 1
+        levels = [opponent] * seats
+        levels[mine] = challenger
+        result = simulate_round(rules, seeds, levels, match_seed=i)
+        own = result.scores[mine].score
+        best_other = max(s.score for s in result.scores if s.seat != mine)
+        wins += own > best_other
+        ties += own == best_other
+        margin += own - best_other
+    return {
+        "win_rate": wins / rounds,
+        "tie_rate": ties / rounds,
+        "mean_margin": margin / rounds,
+        "rounds": float(rounds),
+    }
+
+
+def bot_ladder(rounds: int = 300) -> dict[str, dict[str, float]]:
+    """Each level against the one below it, and the top against the bottom."""
+    return {
+        "casual_vs_novice": head_to_head(CASUAL, NOVICE, rounds),
+        "expert_vs_casual": head_to_head(EXPERT, CASUAL, rounds),
+        "expert_vs_novice": head_to_head(EXPERT, NOVICE, rounds),
+        "expert_vs_3_casual": head_to_head(EXPERT, CASUAL, rounds, seats=4),
+    }

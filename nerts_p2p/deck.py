@@ -1,0 +1,74 @@
+"""A seat's deck order as a documented function of its seed, and the deal.
+
+The shuffle must be reproducible by any implementation that audits a round, so it uses
+no library PRNG. The specification (also in docs/DEAL.md):
+
+1. The byte stream is SHA-256(seed || counter) for counter = 0, 1, 2, ... written as
+   8-byte big-endian integers, the 32-byte digests concatenated.
+2. The stream is read as 4-byte big-endian unsigned integers.
+3. Fisher-Yates: start from the deck in index order (S A..K, H A..K, D A..K, C A..K,
+   then jokers X1, X2) and for i = n-1 down to 1 pick j uniform in 0..i by rejection:
+   with bound = i + 1 and limit = 2**32 - (2**32 % bound), draw integers until one is
+   below limit; j = value % bound; swap positions i and j.
+4. The deal reads the shuffled order front to back: the first `nerts_size` cards form the
+   Nerts pile bottom to top (the last of them is the face-up top), the next `work_piles`
+   cards go to work piles 0, 1, ..., and the rest form the stock, top card first.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from typing import NamedTuple
+
+from nerts_p2p.cards import make_card
+from nerts_p2p.rules import Rules
+
+SEED_BYTES = 32
+
+
+def _uint32_stream(seed: bytes) -> Iterator[int]:
+    counter = 0
+    while True:
+        block = hashlib.sha256(seed + counter.to_bytes(8, "big")).digest()
+        for offset in range(0, 32, 4):
+            yield int.from_bytes(block[offset : offset + 4], "big")
+        counter += 1
+
+
+def shuffled_indexes(seed: bytes, deck_size: int) -> list[int]:
+    """The deck's face indexes in shuffled order (step 1-3 of the module docstring)."""
+    order = list(range(52)) + [52 + j for j in range(deck_size - 52)]
+    stream = _uint32_stream(seed)
+    for i in range(deck_size - 1, 0, -1):
+        bound = i + 1
+        limit = 2**32 - (2**32 % bound)
+        value = next(stream)
+        while value >= limit:
+            value = next(stream)
+        j = value % bound
+        order[i], order[j] = order[j], order[i]
+    return order
+
+
+class Deal(NamedTuple):
+    """One seat's dealt layout, every card known (the owner's private view)."""
+
+    nerts: tuple[int, ...]  # bottom to top; the last card is the face-up top
+    work: tuple[int, ...]  # one face-up card per work pile
+    stock: tuple[int, ...]  # top card first
+
+
+def deal_seat(rules: Rules, seat: int, seed: bytes) -> Deal:
+    cards = [make_card(seat, i) for i in shuffled_indexes(seed, rules.deck_size)]
+    n, w = rules.nerts_size, rules.work_piles
+    return Deal(tuple(cards[:n]), tuple(cards[n : n + w]), tuple(cards[n + w :]))
+
+
+def seat_seed(match_seed: int | bytes, round_number: int, seat: int) -> bytes:
+    """A seat's deal seed derived from a simulation's match seed (simulator and tests only:
+    real peers draw their seeds from the OS and commit to them)."""
+    base = match_seed if isinstance(match_seed, bytes) else str(match_seed).encode()
+    return hashlib.sha256(
+        b"nerts-p2p/sim-seed\0" + base + b"\0" + f"{round_number}:{seat}".encode()
+    ).digest()

@@ -1,0 +1,623 @@
+"""Applying moves: the rules of RULES.md as one pure function.
+
+`apply(state, move)` returns the next state, or a `Rejection` saying in a player's words
+why the move has no effect. It never raises for a move, however wrong, so a replicated
+fold can run any op through it; `play` is the raising twin for callers that expect
+legal input. Nothing here reads a clock or draws a random number.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from nerts_p2p.cards import (
+    CARD_MASK,
+    RANK_OF,
+    RED_OF,
+    SUIT_OF,
+    card_name,
+    card_text,
+    colour_suit,
+    face_name,
+    face_of,
+    is_joker,
+    owner_of,
+    with_face,
+)
+from nerts_p2p.deck import Deal, deal_seat
+from nerts_p2p.errors import IllegalMoveError, NertsError, Rejection, RejectReason
+from nerts_p2p.moves import (
+    FROM_NERTS,
+    FROM_WASTE,
+    NERTS,
+    NEW_FOUNDATION,
+    PLAY,
+    RECYCLE,
+    ROTATE,
+    STUCK,
+    TO_FOUNDATION,
+    TO_NERTS,
+    TO_UNDER,
+    TO_WORK,
+    TURN,
+    Move,
+)
+from nerts_p2p.rules import Rules
+from nerts_p2p.state import (
+    ENDED_NERTS,
+    ENDED_STALEMATE,
+    UNKNOWN,
+    Foundation,
+    GameState,
+    SeatState,
+    private_slot,
+    slot_card,
+)
+
+R = RejectReason
+
+
+# --- starting a round ---------------------------------------------------------------------
+
+
+class DealReveal(Sequence[int]):
+    """The face-up cards a seat shows when a round starts: its Nerts top and work cards."""
+
+    def __init__(self, nerts_top: int, work: Sequence[int]) -> None:
+        self.cards = (nerts_top, *work)
+
+    def __getitem__(self, i: int) -> int:  # type: ignore[override]
+        return self.cards[i]
+
+    def __len__(self) -> int:
+        return len(self.cards)
+
+
+def _seat_from_deal(rules: Rules, deal: Deal, *, knows_hidden: bool) -> SeatState:
+    hide = private_slot if knows_hidden else (lambda _card: UNKNOWN)
+    seen = 0
+    for card in (deal.nerts[-1], *deal.work):
+        seen |= 1 << (card & 63)
+    return SeatState(
+        nerts_hidden=tuple(hide(c) for c in deal.nerts[:-1]),
+        nerts_up=(deal.nerts[-1],),
+        work=tuple((c,) for c in deal.work),
+        stock=tuple(hide(c) for c in deal.stock),
+        waste=(),
+        seen=seen,
+        stuck=False,
+    )
+
+
+def _new_state(rules: Rules, seats: tuple[SeatState, ...]) -> GameState:
+    return GameState(rules, seats, {}, {}, None, None, 0, False)
+
+
+def omniscient_start(rules: Rules, seeds: Sequence[bytes]) -> GameState:
+    """The start of a round knowing every seat's deck (simulator and audit)."""
+    if len(seeds) != rules.seats:
+        raise NertsError(f"{rules.seats} seats need {rules.seats} seeds, got {len(seeds)}")
+    return _new_state(
+        rules,
+        tuple(
+            _seat_from_deal(rules, deal_seat(rules, i, seed), knows_hidden=True)
+            for i, seed in enumerate(seeds)
+        ),
+    )
+
+
+def public_start(
+    rules: Rules,
+    shown: Sequence[Sequence[int]],
+    *,
+    own_seat: int | None = None,
+    own_seed: bytes | None = None,
+) -> GameState:
+    """The start of a round from what each seat shows (its Nerts top, then its work cards).
+
+    A player passes its own seat and seed to also know its own face-down cards."""
+    if len(shown) != rules.seats:
+        raise NertsError(f"{rules.seats} seats must each show their cards, got {len(shown)}")
+    seats = []
+    for i, cards in enumerate(shown):
+        if len(cards) != 1 + rules.work_piles:
+            raise NertsError(f"seat {i} must show 1 + {rules.work_piles} cards, got {len(cards)}")
+        if len({c & 63 for c in cards}) != len(cards) or any(owner_of(c) != i for c in cards):
+            raise NertsError(f"seat {i} shows cards that are not distinct cards of its own deck")
+        if any((c & 63) >= rules.deck_size for c in cards):
+            raise NertsError(f"seat {i} shows a joker, but this table plays without jokers")
+        if own_seat == i and own_seed is not None:
+            seats.append(_seat_from_deal(rules, deal_seat(rules, i, own_seed), knows_hidden=True))
+            if (seats[-1].nerts_up[0], *(p[0] for p in seats[-1].work)) != tuple(cards):
+                raise NertsError(f"seat {i}'s seed does not deal the cards it shows")
+            continue
+        hidden = (UNKNOWN,) * (rules.nerts_size - 1)
+        stock = (UNKNOWN,) * rules.stock_size
+        seen = 0
+        for c in cards:
+            seen |= 1 << (c & 63)
+        seats.append(
+            SeatState(hidden, (cards[0],), tuple((c,) for c in cards[1:]), stock, (), seen, False)
+        )
+    return _new_state(rules, tuple(seats))
+
+
+def shown_cards(state: GameState, seat: int) -> tuple[int, ...]:
+    """What a seat shows at the start of a round (for its `ready` message)."""
+    s = state.seats[seat]
+    return (s.nerts_up[0], *(pile[0] for pile in s.work))
+
+
+# --- words for errors ---------------------------------------------------------------------
+
+
+def _source_words(source: int) -> str:
+    if source == FROM_NERTS:
+        return "your Nerts pile"
+    if source == FROM_WASTE:
+        return "your waste"
+    return f"work pile {source}"
+
+
+def _reject(reason: RejectReason, message: str) -> Rejection:
+    return Rejection(reason, message)
+
+
+# --- revealing face-down cards ------------------------------------------------------------
+
+
+def _reveal(
+    state: GameState, seat: int, slot: int, claimed: int | None, seen: int
+) -> tuple[int, int] | Rejection:
+    """Turn one face-down slot up. Returns (card, new seen mask) or why the claim is wrong."""
+    if slot >= 0:  # already public (a recycled stock)
+        if claimed is not None and claimed != slot:
+            return _reject(
+                R.BAD_REVEAL,
+                f"that card is the {card_name(slot)}, not the "
+                f"{card_name(claimed)}: everyone saw it on the waste",
+            )
+        return slot, seen
+    if slot != UNKNOWN:  # private knowledge: the view knows the card
+        card = slot_card(slot)
+        if claimed is not None and claimed != card:
+            return _reject(
+                R.REVEAL_MISMATCH,
+                f"seat {seat} turned up the {card_name(claimed)}, "
+                f"but its deck has the {card_name(card)} there",
+            )
+        return card, seen | (1 << (card & 63))
+    if claimed is None:
+        return _reject(R.MISSING_REVEAL, "a card turned face up must be named in the move")
+    index = claimed & 63
+    if owner_of(claimed) != seat or index >= state.rules.deck_size or claimed > CARD_MASK:
+        return _reject(
+            R.BAD_REVEAL,
+            f"seat {seat} turned up {card_text(claimed)}, which is not a card of its deck",
+        )
+    if seen >> index & 1:
+        return _reject(
+            R.BAD_REVEAL,
+            f"seat {seat} turned up the {card_name(claimed)} again: that card was already seen",
+        )
+    return claimed, seen | (1 << index)
+
+
+# --- work piles and foundations -----------------------------------------------------------
+
+
+def build_on_work(pile: tuple[int, ...], stack: tuple[int, ...]) -> tuple[int, ...] | str:
+    """`pile` with `stack` built on it, or why it does not fit. Piles build down in
+    alternating colours; a joker is wild until a card is played on it, then it is fixed."""
+    if not pile:
+        return pile + stack
+    bottom, top = face_of(stack[0]), face_of(pile[-1])
+    if top < 52 and bottom < 52:
+        if RANK_OF[bottom] == RANK_OF[top] - 1 and RED_OF[bottom] != RED_OF[top]:
+            return pile + stack
+        if RED_OF[bottom] == RED_OF[top]:
+            return (
+                f"{face_name(bottom)} cannot go on {face_name(top)}: "
+                "work piles alternate red and black"
+            )
+        return f"{face_name(bottom)} cannot go on {face_name(top)}: work piles build down by one"
+    if top < 52:  # an unfixed joker goes on a card: it stays wild until covered
+        if RANK_OF[top] == 1:
+            return "a joker cannot go on an ace: it would have to be lower than an ace"
+        return pile + stack
+    if bottom >= 52:
+        return "a joker cannot go on a joker that does not stand for a card yet"
+    rank, red = RANK_OF[bottom] + 1, not RED_OF[bottom]
+    if rank > 13:
+        return "a king cannot go on a joker: the joker would have to be higher than a king"
+    if len(pile) >= 2:
+        below = face_of(pile[-2])
+        if RANK_OF[below] - 1 != rank or RED_OF[below] == red:
+            colour = "red" if not RED_OF[below] else "black"
+            return (
+                f"the joker on {face_name(below)} stands for a {colour} "
+                f"{RANK_OF[below] - 1}, so {face_name(bottom)} cannot go on it"
+            )
+    fixed = with_face(pile[-1], colour_suit(red) * 13 + rank - 1)
+    return pile[:-1] + (fixed,) + stack
+
+
+def slide_under_pile(pile: tuple[int, ...], card: int) -> tuple[int, ...] | str:
+    bottom, face = face_of(pile[0]), face_of(card)
+    if face >= 52 or bottom >= 52:
+        return "a joker without a fixed identity cannot take part in sliding under"
+    if RANK_OF[face] == RANK_OF[bottom] + 1 and RED_OF[face] != RED_OF[bottom]:
+        return (card,) + pile
+    return (
+        f"{face_name(face)} cannot slide under {face_name(bottom)}: it must be one rank "
+        "higher and of the other colour"
+    )
+
+
+def _to_foundation(
+    state: GameState, entry: int, move: Move
+) -> tuple[dict[int, Foundation], dict[int, tuple[int, ...]]] | Rejection:
+    face = face_of(entry)
+    if is_joker(entry):
+        declared = move.declare
+        if declared < 0:
+            return _reject(
+                R.JOKER_UNDECLARED,
+                "declare the joker's rank and suit before it goes to a foundation",
+            )
+        if face < 52 and (RANK_OF[declared] != RANK_OF[face] or RED_OF[declared] != RED_OF[face]):
+            colour = "red" if RED_OF[face] else "black"
+            return _reject(
+                R.BAD_DECLARATION,
+                f"this joker stands for a {colour} "
+                f"{RANK_OF[face]} on your work pile; declare it as one",
+            )
+        entry, face = with_face(entry, declared), declared
+    elif move.declare >= 0:
+        return _reject(
+            R.BAD_DECLARATION, f"only a joker can be declared; {card_name(entry)} is itself"
+        )
+    foundations = dict(state.foundations)
+    wants = dict(state.wants)
+    if move.dest == NEW_FOUNDATION:
+        if RANK_OF[face] != 1:
+            return _reject(
+                R.NEEDS_ACE,
+                f"a foundation starts with an ace: the {face_name(face)} cannot start one",
+            )
+        base = entry & CARD_MASK
+        foundation = Foundation(base, SUIT_OF[face], (entry,))
+    else:
+        base = move.dest
+        old = state.foundations.get(base)
+        if old is None:
+            return _reject(
+                R.NO_SUCH_FOUNDATION, f"there is no foundation started by {card_text(base)}"
+            )
+        wanted = old.wants_face()
+        if face != wanted:
+            if wanted < 0:
+                why = "it is complete"
+            elif SUIT_OF[face] != old.suit:
+                why = "foundations build up in one suit"
+            else:
+                why = f"it needs the {face_name(wanted)} next"
+            return _reject(
+                R.DOES_NOT_FIT,
+                f"the {face_name(face)} cannot go on the foundation "
+                f"of {face_name(face_of(old.cards[-1]))}: {why}",
+            )
+        foundation = old._replace(cards=old.cards + (entry,))
+        rest = tuple(b for b in wants[wanted] if b != base)
+        if rest:
+            wants[wanted] = rest
+        else:
+            del wants[wanted]
+    foundations[base] = foundation
+    nxt = foundation.wants_face()
+    if nxt >= 0:
+        wants[nxt] = tuple(sorted((*wants.get(nxt, ()), base)))
+    return foundations, wants
+
+
+# --- the move -----------------------------------------------------------------------------
+
+
+def exposed_ace(seat: SeatState) -> int | None:
+    for entry in (seat.nerts_top, seat.waste_top, *(p[-1] for p in seat.work if p)):
+        if entry is not None and entry < 64 * 8 and RANK_OF[entry & 63] == 1:
+            return entry
+    return None
+
+
+def apply(state: GameState, move: Move, *, in_the_air: bool = False) -> GameState | Rejection:
+    """The state after `move`, or why it has no effect.
+
+    `in_the_air` lets a card move count after the round ended: the replication layer sets
+    it for moves whose author had not seen the Nerts call (DESIGN.md section 3)."""
+    seat_no = move.seat
+    if state.ended_by is not None and not (in_the_air and move.action in (PLAY, TURN)):
+        return _reject(R.ROUND_OVER, "the round is over")
+    if not 0 <= seat_no < len(state.seats):
+        return _reject(R.NO_SUCH_SEAT, f"there is no seat {seat_no} at this table")
+    seat = state.seats[seat_no]
+    rules = state.rules
+    if rules.aces_first:
+        ace = exposed_ace(seat)
+        is_ace_play = (
+            move.action == PLAY
+            and move.dest_kind == TO_FOUNDATION
+            and move.card <= CARD_MASK
+            and RANK_OF[move.card & 63] == 1
+        )
+        if ace is not None and not is_ace_play:
+            return _reject(
+                R.ACES_FIRST,
+                f"aces go to the centre first: play your {card_name(ace)} before anything else",
+            )
+    action = move.action
+    if action == PLAY:
+        return _apply_play(state, seat_no, seat, move)
+    if action == TURN:
+        return _apply_turn(state, seat_no, seat, move)
+    if action == RECYCLE:
+        if seat.stock:
+            return _reject(R.STOCK_NOT_EMPTY, "turn the whole stock before turning the waste over")
+        if not seat.waste:
+            return _reject(R.EMPTY_PILE, "your stock and waste are both empty")
+        stock = seat.waste
+        if rules.recycle_rotates and len(stock) > 1:
+            stock = stock[1:] + stock[:1]
+        return _with_seat(state, seat_no, seat._replace(stock=stock, waste=(), stuck=False))
+    if action == ROTATE:
+        # Unsticking while waiting: leaves a stuck seat stuck (RULES.md, Stock and waste).
+        if len(seat.stock) < 2:
+            return _reject(R.STOCK_EMPTY, "rotating needs at least two cards in the stock")
+        return _with_seat(state, seat_no, seat._replace(stock=seat.stock[1:] + seat.stock[:1]))
+    if action == STUCK:
+        if seat.stuck:
+            return _reject(R.ALREADY_STUCK, f"seat {seat_no} is already stuck")
+        return _all_stuck_check(_with_seat(state, seat_no, seat._replace(stuck=True)))
+    if action == NERTS:
+        if seat.nerts_count:
+            return _reject(
+                R.NERTS_NOT_EMPTY,
+                f"you can call Nerts only with an empty Nerts pile; "
+                f"{seat.nerts_count} card(s) left",
+            )
+        return state._replace(ended_by=ENDED_NERTS, called_by=seat_no)
+    return _reject(R.NO_SUCH_PILE, f"unknown action {action!r}")
+
+
+def _with_seat(state: GameState, seat_no: int, seat: SeatState) -> GameState:
+    seats = list(state.seats)
+    seats[seat_no] = seat
+    return state._replace(seats=tuple(seats))
+
+
+def _apply_turn(
+    state: GameState, seat_no: int, seat: SeatState, move: Move
+) -> GameState | Rejection:
+    stock = seat.stock
+    if not stock:
+        if seat.waste:
+            return _reject(R.STOCK_EMPTY, "your stock is empty: turn the waste over first")
+        return _reject(R.STOCK_EMPTY, "your stock and waste are both empty")
+    n = min(state.rules.draw, len(stock))
+    if len(move.reveals) not in (0, n):
+        return _reject(
+            R.BAD_REVEAL, f"turning the stock shows {n} card(s), the move names {len(move.reveals)}"
+        )
+    seen = seat.seen
+    turned = []
+    for i in range(n):
+        result = _reveal(state, seat_no, stock[i], move.reveals[i] if move.reveals else None, seen)
+        if isinstance(result, Rejection):
+            return result
+        card, seen = result
+        turned.append(card)
+    return _with_seat(
+        state,
+        seat_no,
+        seat._replace(stock=stock[n:], waste=seat.waste + tuple(turned), seen=seen, stuck=False),
+    )
+
+
+def _apply_play(
+    state: GameState, seat_no: int, seat: SeatState, move: Move
+) -> GameState | Rejection:
+    rules = state.rules
+    card, source, kind = move.card, move.source, move.dest_kind
+    nerts_hidden, nerts_up, work, waste, seen = (
+        seat.nerts_hidden,
+        seat.nerts_up,
+        seat.work,
+        seat.waste,
+        seat.seen,
+    )
+    # Take the card (or sub-stack) from its source.
+    if source == FROM_NERTS:
+        if not nerts_up:
+            return _reject(R.EMPTY_PILE, "your Nerts pile is empty")
+        entry = nerts_up[-1]
+        if entry & CARD_MASK != card & CARD_MASK:
+            return _reject(
+                R.NOT_ON_TOP,
+                f"the top of your Nerts pile is the {card_name(entry)}, not the {card_name(card)}",
+            )
+        nerts_up = nerts_up[:-1]
+        if move.reveals and (nerts_up or not nerts_hidden):
+            return _reject(R.BAD_REVEAL, "this move turns no card face up")
+        if not nerts_up and nerts_hidden:
+            result = _reveal(
+                state, seat_no, nerts_hidden[-1], move.reveals[0] if move.reveals else None, seen
+            )
+            if isinstance(result, Rejection):
+                return result
+            nerts_up, seen = (result[0],), result[1]
+            nerts_hidden = nerts_hidden[:-1]
+        stack: tuple[int, ...] = (entry,)
+    elif move.reveals:
+        return _reject(R.BAD_REVEAL, "only a move from the Nerts pile turns a card face up")
+    elif source == FROM_WASTE:
+        if not waste:
+            return _reject(R.EMPTY_PILE, "your waste is empty")
+        entry = waste[-1]
+        if entry != card:
+            return _reject(
+                R.NOT_ON_TOP,
+                f"the top of your waste is the {card_name(entry)}, not the {card_name(card)}",
+            )
+        waste = waste[:-1]
+        stack = (entry,)
+    elif 0 <= source < len(work):
+        pile = work[source]
+        if not pile:
+            return _reject(R.EMPTY_PILE, f"work pile {source} is empty")
+        at = len(pile) - 1
+        while at >= 0 and pile[at] & CARD_MASK != card & CARD_MASK:
+            at -= 1
+        if at < 0:
+            return _reject(R.NOT_IN_PILE, f"the {card_name(card)} is not in work pile {source}")
+        entry = pile[at]
+        if at != len(pile) - 1 and kind != TO_WORK:
+            return _reject(
+                R.NOT_ON_TOP,
+                f"only the exposed card of work pile {source} "
+                f"({card_name(pile[-1])}) can leave it this way",
+            )
+        stack = pile[at:]
+        # A joker fixed by a card played on it stays fixed when that card leaves.
+        rest = pile[:at]
+        work = work[:source] + (rest,) + work[source + 1 :]
+    else:
+        return _reject(R.NO_SUCH_PILE, f"there is no work pile {source}")
+
+    foundations, wants = state.foundations, state.wants
+    seats = list(state.seats)
+    # Put it down.
+    if kind == TO_WORK:
+        dest = move.dest
+        if not 0 <= dest < len(work):
+            return _reject(R.NO_SUCH_PILE, f"there is no work pile {dest}")
+        if dest == source:
+            return _reject(R.DOES_NOT_FIT, f"the {card_name(entry)} is already on work pile {dest}")
+        built = build_on_work(work[dest], stack)
+        if isinstance(built, str):
+            return _reject(R.DOES_NOT_FIT, built)
+        work = work[:dest] + (built,) + work[dest + 1 :]
+    elif kind == TO_FOUNDATION:
+        placed = _to_foundation(state, entry, move)
+        if isinstance(placed, Rejection):
+            return placed
+        foundations, wants = placed
+    elif kind == TO_UNDER:
+        if not rules.slide_under:
+            return _reject(R.VARIANT_OFF, "this table does not play slide-under")
+        if source >= 0:
+            return _reject(
+                R.NOT_ON_TOP, "only the Nerts top or the waste top can slide under a pile"
+            )
+        dest = move.dest
+        if not 0 <= dest < len(work):
+            return _reject(R.NO_SUCH_PILE, f"there is no work pile {dest}")
+        if not work[dest]:
+            return _reject(R.EMPTY_PILE, f"work pile {dest} is empty: play onto it instead")
+        if all(work):
+            return _reject(R.DOES_NOT_FIT, "sliding under needs an empty work pile")
+        slid = slide_under_pile(work[dest], entry)
+        if isinstance(slid, str):
+            return _reject(R.DOES_NOT_FIT, slid)
+        work = work[:dest] + (slid,) + work[dest + 1 :]
+    elif kind == TO_NERTS:
+        if not rules.nerts_builds:
+            return _reject(R.VARIANT_OFF, "this table does not build on Nerts piles")
+        victim = move.dest
+        if not 0 <= victim < len(seats) or victim == seat_no:
+            return _reject(R.NO_SUCH_SEAT, f"seat {victim} is not another seat at this table")
+        target = seats[victim].nerts_top
+        if target is None:
+            return _reject(R.EMPTY_PILE, f"seat {victim}'s Nerts pile is empty")
+        tf, cf = face_of(target), face_of(entry)
+        if tf >= 52 or cf >= 52 or is_joker(target) or is_joker(entry):
+            return _reject(R.DOES_NOT_FIT, "jokers take no part in building on Nerts piles")
+        if SUIT_OF[tf] != SUIT_OF[cf] or abs(RANK_OF[tf] - RANK_OF[cf]) != 1:
+            return _reject(
+                R.DOES_NOT_FIT,
+                f"the {face_name(cf)} cannot go on the "
+                f"{face_name(tf)}: same suit, one rank up or down",
+            )
+        v = seats[victim]
+        seats[victim] = v._replace(nerts_up=v.nerts_up + (entry,))
+    else:
+        return _reject(R.NO_SUCH_PILE, f"unknown destination {kind!r}")
+
+    seats[seat_no] = SeatState(nerts_hidden, nerts_up, work, seat.stock, waste, seen, False)
+    ended_by, called_by = state.ended_by, state.called_by
+    if rules.must_call and not nerts_up and ended_by is None:
+        ended_by, called_by = ENDED_NERTS, seat_no
+    return GameState(
+        rules, tuple(seats), foundations, wants, ended_by, called_by, state.rotations, True
+    )
+
+
+def _all_stuck_check(state: GameState) -> GameState:
+    if not all(s.stuck for s in state.seats):
+        return state
+    if state.rotations and not state.progress:
+        return state._replace(ended_by=ENDED_STALEMATE)
+    seats = []
+    for s in state.seats:
+        stock = s.stock + s.waste
+        if len(stock) > 1:
+            stock = stock[1:] + stock[:1]
+        seats.append(s._replace(stock=stock, waste=(), stuck=False))
+    return state._replace(seats=tuple(seats), rotations=state.rotations + 1, progress=False)
+
+
+def play(state: GameState, move: Move, *, in_the_air: bool = False) -> GameState:
+    """`apply` for callers that expect a legal move: raises `IllegalMoveError` otherwise."""
+    result = apply(state, move, in_the_air=in_the_air)
+    if isinstance(result, Rejection):
+        raise IllegalMoveError(result)
+    return result
+
+
+def reveals_needed(state: GameState, move: Move) -> tuple[int, ...]:
+    """The slots `move` would turn face up (empty if none)."""
+    seat = state.seats[move.seat]
+    if move.action == TURN:
+        return seat.stock[: state.rules.draw]
+    if (
+        move.action == PLAY
+        and move.source == FROM_NERTS
+        and len(seat.nerts_up) == 1
+        and seat.nerts_hidden
+    ):
+        return (seat.nerts_hidden[-1],)
+    return ()
+
+
+def complete(state: GameState, move: Move) -> Move:
+    """`move` naming the cards it turns up, from what this view knows (an author's view)."""
+    slots = reveals_needed(state, move)
+    if not slots or move.reveals:
+        return move
+    cards = []
+    for slot in slots:
+        if slot == UNKNOWN:
+            raise NertsError(f"this view cannot know the card that {move} turns up")
+        cards.append(slot if slot >= 0 else slot_card(slot))
+    return move._replace(reveals=tuple(cards))
+
+
+def redact_seat(state: GameState, seat_no: int) -> GameState:
+    """Forget what this view privately knows about one seat's face-down cards."""
+    s = state.seats[seat_no]
+
+    def forget(slots: tuple[int, ...]) -> tuple[int, ...]:
+        return tuple(UNKNOWN if slot < 0 else slot for slot in slots)
+
+    return _with_seat(
+        state, seat_no, s._replace(nerts_hidden=forget(s.nerts_hidden), stock=forget(s.stock))
+    )

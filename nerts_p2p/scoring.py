@@ -1,0 +1,72 @@
+"""Scoring a round and keeping a match's totals to the target score."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from nerts_p2p.cards import owner_of
+from nerts_p2p.rules import Rules
+from nerts_p2p.state import GameState
+
+
+class SeatScore(NamedTuple):
+    seat: int
+    foundation_cards: int  # this seat's own cards on the foundations, completed piles included
+    nerts_left: int  # cards left in its Nerts pile, whoever owns them
+    called: bool
+    score: int
+
+
+def score_round(
+    state: GameState, *, cheaters: frozenset[int] = frozenset()
+) -> tuple[SeatScore, ...]:
+    """+1 per own card on a foundation, -penalty per card left in the Nerts pile, plus the
+    caller's bonus. A seat caught cheating by the audit scores zero for the round, whatever
+    its cards say (it still counts as having played)."""
+    rules = state.rules
+    on_foundations = [0] * rules.seats
+    for foundation in state.foundations.values():
+        for entry in foundation.cards:
+            on_foundations[owner_of(entry)] += 1
+    scores = []
+    for i, s in enumerate(state.seats):
+        called = state.called_by == i
+        points = on_foundations[i] - rules.nerts_penalty * s.nerts_count
+        if called:
+            points += rules.caller_bonus
+        if i in cheaters:
+            points = min(points, 0)
+        scores.append(SeatScore(i, on_foundations[i], s.nerts_count, called, points))
+    return tuple(scores)
+
+
+@dataclass
+class MatchScore:
+    """Totals across rounds. The match ends after a round in which some seat reaches the
+    target; the highest total wins, and a tie at the top is played off with another round."""
+
+    rules: Rules
+    totals: list[int] = field(default_factory=list)
+    rounds: int = 0
+
+    def __post_init__(self) -> None:
+        if not self.totals:
+            self.totals = [0] * self.rules.seats
+
+    def add_round(self, scores: Sequence[SeatScore]) -> None:
+        for s in scores:
+            self.totals[s.seat] += s.score
+        self.rounds += 1
+
+    @property
+    def winner(self) -> int | None:
+        best = max(self.totals)
+        if best < self.rules.target or self.totals.count(best) > 1:
+            return None
+        return self.totals.index(best)
+
+    @property
+    def finished(self) -> bool:
+        return self.winner is not None

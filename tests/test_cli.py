@@ -1,0 +1,113 @@
+"""The `nerts-p2p` command as a user runs it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from client.cli import main
+from nerts_p2p.engine import omniscient_start
+from nerts_p2p.deck import seat_seed
+from nerts_p2p.position import position_text
+from nerts_p2p.rules import Rules
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_simulate_json_has_one_object_per_round_and_a_match_summary(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = _run(capsys, "simulate", "--players", "3", "--rounds", "2", "--seed", "5",
+                        "--json")
+    assert code == 0
+    records = [json.loads(line) for line in out.splitlines()]
+    rounds, summary = records[:-1], records[-1]
+    assert [r["round"] for r in rounds] == [1, 2]
+    for r in rounds:
+        assert r["ended_by"] in ("nerts", "stalemate")
+        assert (r["called_by"] is None) == (r["ended_by"] == "stalemate")
+        assert r["moves"] > 0 and r["rejected"] >= 0
+        assert len(r["state_hash"]) == 32
+        assert [s["seat"] for s in r["seats"]] == [0, 1, 2]
+        for s in r["seats"]:
+            assert s["score"] == s["foundation_cards"] - 2 * s["nerts_left"]
+    totals = [sum(r["seats"][i]["score"] for r in rounds) for i in range(3)]
+    assert summary["totals"] == totals == [s["total"] for s in rounds[-1]["seats"]]
+    assert "match_winner" in summary
+
+
+def test_simulate_is_byte_for_byte_repeatable(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ("simulate", "--players", "4", "--rounds", "2", "--draw", "1", "--json", "--seed")
+    first = _run(capsys, *args, "9")[1]
+    second = _run(capsys, *args, "9")[1]
+    other_seed = _run(capsys, *args, "11")[1]
+    assert first == second
+    assert first != other_seed
+
+
+def test_simulate_full_match_reaches_the_target(capsys: pytest.CaptureFixture[str]) -> None:
+    _, out, _ = _run(capsys, "simulate", "--players", "2", "--seed", "1", "--target", "30",
+                     "--json")
+    summary = json.loads(out.splitlines()[-1])
+    assert summary["finished"] is True
+    assert summary["totals"][summary["match_winner"]] == max(summary["totals"]) >= 30
+
+
+def test_simulate_rejects_bad_options_in_plain_words(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = _run(capsys, "simulate", "--players", "9")
+    assert code == 2
+    assert "seats must be 2..8" in err
+    code, _, err = _run(capsys, "simulate", "--players", "2", "--bots", "wizard")
+    assert code == 2
+    assert "unknown bot level 'wizard'" in err
+
+
+def test_position_lists_legal_moves_and_applies_one(capsys: pytest.CaptureFixture[str]) -> None:
+    rules = Rules(seats=2)
+    start = position_text(omniscient_start(rules, [seat_seed(1, 1, s) for s in range(2)]))
+    code, out, _ = _run(capsys, "position", start)
+    assert code == 0
+    assert out.startswith("seat 0: ") and "0 turn" in out and "1 turn" in out
+    code, out, _ = _run(capsys, "position", start, "0 stuck")
+    assert code == 0
+    assert out.strip().endswith("/-") and "/s " in out
+
+
+def test_position_explains_a_rejected_move(capsys: pytest.CaptureFixture[str]) -> None:
+    start = position_text(
+        omniscient_start(Rules(seats=2), [seat_seed(1, 1, s) for s in range(2)])
+    )
+    code, out, _ = _run(capsys, "position", start, "0 nerts")
+    assert code == 1
+    assert "rejected (nerts_not_empty)" in out and "13 card(s) left" in out
+
+
+def test_position_reports_unreadable_text(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = _run(capsys, "position", "nerts1 nonsense")
+    assert code == 2
+    assert "a position starts with 'nerts1'" in err
+
+
+def test_practice_without_a_terminal_watches_a_round(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(capsys, "play", "--practice", "--seed", "2", "--watch")
+    assert code == 0
+    assert "Round over after" in out
+    assert out.count("seat ") >= 3
+
+
+def test_bench_engine_prints_every_measure(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(capsys, "bench", "engine", "--repeats", "1", "--json")
+    assert code == 0
+    results = json.loads(out)
+    assert set(results) == {
+        "moves_applied_per_s",
+        "legal_move_generations_per_s",
+        "rounds_4_seat_casual_per_s",
+        "rounds_4_seat_expert_per_s",
+    }
+    assert all(r["median"] > 0 for r in results.values())

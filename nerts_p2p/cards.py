@@ -125,7 +125,7 @@ def parse_card(text: str, *, default_owner: int | None = None, max_owner: int = 
     """Read a card or pile entry (``5H@2``, ``X1=9H``) written by `card_text`."""
     body, sep, owner_text = text.partition("@")
     if sep:
-        if not owner_text.isdigit() or int(owner_text) > max_owner:
+        if not (owner_text.isascii() and owner_text.isdigit()) or int(owner_text) > max_owner:
             raise NotationError(f"{text!r}: the owner after @ must be a seat number 0..{max_owner}")
         owner = int(owner_text)
     elif default_owner is None:

@@ -102,7 +102,7 @@ def move_text(move: Move) -> str:
 
 
 def _parse_index(text: str, what: str, original: str) -> int:
-    if not text.isdigit() or len(text) > 2:
+    if not (text.isascii() and text.isdigit()) or len(text) > 2:
         raise NotationError(f"{original!r}: {what} must be a number, got {text!r}")
     return int(text)
 

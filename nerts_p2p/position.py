@@ -91,7 +91,12 @@ def state_hash(state: GameState) -> str:
     return state_digest(state).hex()
 
 
-def _parse_cards(text: str, owner: int, what: str) -> tuple[int, ...]:
+def _is_number(text: str) -> bool:
+    # str.isdigit() also accepts digits such as "²" that int() cannot read.
+    return text.isascii() and text.isdigit()
+
+
+def _parse_cards(text: str, owner: int | None, what: str) -> tuple[int, ...]:
     if text == "-":
         return ()
     if not text:
@@ -106,7 +111,7 @@ def _parse_slots(text: str, owner: int, what: str) -> tuple[int, ...]:
     for token in text.split("."):
         if token.startswith("?"):
             count = token[1:] or "1"
-            if not count.isdigit() or not 0 < int(count) <= 64:
+            if not _is_number(count) or not 0 < int(count) <= 64:
                 raise NotationError(f"{what}: {token!r} is not a run of unknown cards like ?12")
             slots.extend([UNKNOWN] * int(count))
         else:
@@ -132,13 +137,13 @@ def parse_position(text: str) -> GameState:
             f"the rules say {rules.seats} seats but the position has {len(seat_fields)}"
         )
     status = fields[2].split("/")
-    if len(status) != 3 or not status[1].isdigit() or status[2] not in ("0", "1"):
+    if len(status) != 3 or not _is_number(status[1]) or status[2] not in ("0", "1"):
         raise NotationError(f"status {fields[2]!r} must look like play/0/0")
     ended_by: str | None = None
     called_by: int | None = None
     if status[0] == "stalemate":
         ended_by = ENDED_STALEMATE
-    elif status[0].startswith("nerts@") and status[0][6:].isdigit():
+    elif status[0].startswith("nerts@") and _is_number(status[0][6:]):
         ended_by, called_by = ENDED_NERTS, int(status[0][6:])
         if called_by >= rules.seats:
             raise NotationError(f"seat {called_by} cannot have called: there is no such seat")
@@ -147,7 +152,8 @@ def parse_position(text: str) -> GameState:
     foundations: dict[int, Foundation] = {}
     if fields[3] != "-":
         for pile_text in fields[3].split(","):
-            cards = _parse_cards(pile_text, -1, "a foundation") if pile_text else ()
+            # Foundation cards always name their owner: None makes a card without @ an error.
+            cards = _parse_cards(pile_text, None, "a foundation") if pile_text else ()
             faces = [face_of(c) for c in cards]
             if not cards or any(f >= 52 for f in faces):
                 raise NotationError(f"foundation {pile_text!r}: every card needs an identity")
@@ -205,6 +211,22 @@ def parse_position(text: str) -> GameState:
 def _check_conservation(state: GameState) -> None:
     """Every seat's deck must be accounted for exactly once."""
     rules = state.rules
+    # The per-seat counts below only look at the seats' own decks: a card of a seat the
+    # table does not have would otherwise slip through.
+    everywhere = [
+        e
+        for s in state.seats
+        for pile in (s.nerts_hidden, s.nerts_up, s.stock, s.waste, *s.work)
+        for e in pile
+        if e >= 0
+    ]
+    everywhere.extend(e for f in state.foundations.values() for e in f.cards)
+    for entry in everywhere:
+        if owner_of(entry) >= rules.seats:
+            raise NotationError(
+                f"{card_text(entry)} belongs to seat {owner_of(entry)}, but the "
+                f"table has seats 0..{rules.seats - 1}"
+            )
     for seat in range(rules.seats):
         known: list[int] = []
         unknown = 0

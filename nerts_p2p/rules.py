@@ -112,7 +112,7 @@ def parse_rule_options(text: str) -> Rules:
             raise RulesError(f"rule option {part!r} needs a value, like {part}=1")
         if raw in ("true", "false"):
             values[name] = raw == "true"
-        elif raw.lstrip("-").isdigit():
+        elif raw.isascii() and raw.removeprefix("-").isdigit():
             values[name] = int(raw)
         else:
             raise RulesError(f"rule option {name}: {raw!r} is neither a number nor true/false")

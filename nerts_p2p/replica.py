@@ -1,0 +1,598 @@
+"""A table as every peer holds it: the sync state machine of `protocol` under the game.
+
+`TableReplica` is sans-I/O like the `SyncPeer` it wraps: the trio node (later) feeds it
+datagrams and the time and sends what it returns. It turns delivered ops into the game:
+
+- the lobby: who is at the table, who is ready for the next round, the table's rules;
+- each round: the ops of the round in `(lamport, tiebreak)` order folded through the rules
+  engine. A late op that sorts before others re-folds from its position: that is a rollback,
+  and a local move that no longer fits becomes a `RaceLost` event saying who was first;
+- "cards in the air": after the op that ended the round, an op still counts if its author's
+  deps do not include that op (its author had not seen the end);
+- the fair deal: READY carries a commitment to the seed and the cards the seed shows; once
+  the end of a round is stable each player reveals its seed, and when every reveal is stable
+  the round is audited and scored on every peer alike (`RoundFinal`), cheaters named.
+
+Randomness (deal seeds, salts) is handed in by the shell; nothing here reads a clock.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+
+from nerts_p2p.audit import AuditReport, audit_round
+from nerts_p2p.cards import make_card
+from nerts_p2p.deck import deal_seat
+from nerts_p2p.engine import apply, complete, public_start
+from nerts_p2p.errors import NertsError, NotationError, Rejection, RejectReason
+from nerts_p2p.moves import TO_FOUNDATION, Move, move_text, parse_move
+from nerts_p2p.position import state_digest
+from nerts_p2p.rules import Rules
+from nerts_p2p.scoring import SeatScore, score_round
+from nerts_p2p.state import GameState
+from protocol.messages import PLAYER, SPECTATOR, Kind, Op
+from protocol.order import EpochLog
+from protocol.signing import SigningKeyPair
+from protocol.sync import (
+    AuthorExpelled,
+    DivergenceDetected,
+    OpDelivered,
+    OpRejected,
+    SyncPeer,
+)
+
+COMMIT_DOMAIN = b"nerts-p2p/deal\0"
+
+
+def deal_commitment(seed: bytes, salt: bytes) -> bytes:
+    return hashlib.sha256(COMMIT_DOMAIN + seed + salt).digest()
+
+
+def rules_to_wire(rules: Rules) -> list[list[object]]:
+    return [[name, value] for name, value in sorted(rules.to_dict().items())]
+
+
+def rules_from_wire(pairs: object) -> Rules:
+    return Rules.from_dict(dict(pairs))  # type: ignore[call-overload]
+
+
+# --- game events ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RoundStarted:
+    round: int
+    seat: int | None  # ours, or None when we watch
+
+
+@dataclass(frozen=True)
+class RaceLost:
+    """One of our moves was applied, then a late op sorted before it and it no longer fits."""
+
+    round: int
+    move: Move
+    reason: str
+    winner_seat: int | None
+
+
+@dataclass(frozen=True)
+class RoundEnded:
+    round: int
+    ended_by: str
+    called_by: int | None
+
+
+@dataclass(frozen=True)
+class RoundFinal:
+    round: int
+    scores: tuple[SeatScore, ...]
+    cheaters: frozenset[int]
+    audit: AuditReport
+    totals: tuple[int, ...]
+    match_winner: int | None
+
+
+@dataclass(frozen=True)
+class PeerExpelled:
+    author: bytes
+    seq: int
+
+
+@dataclass(frozen=True)
+class ProtocolViolation:
+    author: bytes
+    reason: str
+
+
+@dataclass(frozen=True)
+class Divergence:
+    peer: bytes
+
+
+GameEvent = (
+    RoundStarted
+    | RaceLost
+    | RoundEnded
+    | RoundFinal
+    | PeerExpelled
+    | ProtocolViolation
+    | Divergence
+)
+
+
+# --- one round ------------------------------------------------------------------------------
+
+
+@dataclass
+class FoldStep:
+    op: Op
+    move: Move | None
+    applied: bool
+    reason: str
+    #: After the round's end: True if the move counted as in the air, None if its author had
+    #: already seen the end (so it is out of the round, and out of the audit's replay too).
+    in_the_air: bool | None = False
+
+
+@dataclass
+class ReplicatedRound:
+    number: int
+    rules: Rules
+    log: EpochLog
+    seat_of: dict[bytes, int]
+    commitments: dict[bytes, bytes]  # participant -> its READY commitment
+    dealer: dict[int, bytes]  # seat -> the participant whose deck it plays
+    start_state: GameState
+    states: list[GameState] = field(default_factory=list)  # states[i]: after i ops
+    steps: list[FoldStep] = field(default_factory=list)
+    end_position: int | None = None
+    reveals: dict[bytes, tuple[bytes, bytes]] = field(default_factory=dict)
+    final: RoundFinal | None = None
+    revealed: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.states:
+            self.states = [self.start_state]
+
+    @property
+    def state(self) -> GameState:
+        return self.states[-1]
+
+    @property
+    def stable_state(self) -> GameState:
+        return self.states[min(self.log.stable_count(), len(self.states) - 1)]
+
+    def fold_from(self, position: int) -> list[FoldStep]:
+        """Re-fold the ops from `position` on; returns the steps that were replaced."""
+        position = min(position, len(self.steps))
+        old = self.steps[position:]
+        del self.steps[position:]
+        del self.states[position + 1 :]
+        if self.end_position is not None and self.end_position >= position:
+            self.end_position = None
+        for op in self.log.ops[position:]:
+            self._fold_one(op)
+        return old
+
+    def _fold_one(self, op: Op) -> None:
+        state = self.states[-1]
+        step = FoldStep(op, None, False, "")
+        if op.kind == Kind.MOVE and self.log.counts(op):
+            seat = self.seat_of[op.author]
+            result: GameState | Rejection
+            try:
+                step.move = parse_move(f"{seat} {op.payload}")
+            except NotationError as exc:
+                result = Rejection(RejectReason.NO_SUCH_PILE, f"unreadable move: {exc}")
+            else:
+                result = self._apply(state, op, step.move, step)
+            if isinstance(result, Rejection):
+                step.reason = result.message
+            else:
+                step.applied = True
+                state = result
+                if state.ended_by is not None and self.end_position is None:
+                    self.end_position = len(self.steps)
+        self.steps.append(step)
+        self.states.append(state)
+
+    def _apply(self, state: GameState, op: Op, move: Move, step: FoldStep) -> GameState | Rejection:
+        if state.ended_by is None or self.end_position is None:
+            return apply(state, move)
+        end_op = self.steps[self.end_position].op
+        seen_end = op.round_deps[self.log.index[end_op.author]] >= end_op.seq
+        if seen_end or op.author == end_op.author:
+            step.in_the_air = None
+            return Rejection(RejectReason.ROUND_OVER, "the round was over when this was played")
+        step.in_the_air = True
+        return apply(state, move, in_the_air=True)
+
+    def end_is_stable(self) -> bool:
+        return self.end_position is not None and self.end_position < self.log.stable_count()
+
+    def moves_in_fold_order(self) -> list[tuple[Move, bool]]:
+        """Every parsed move with its in-the-air flag, for the audit."""
+        return [
+            (step.move, step.in_the_air)
+            for step in self.steps
+            if step.move is not None and step.in_the_air is not None
+        ]
+
+
+def match_winner(totals: tuple[int, ...], target: int) -> int | None:
+    """The seat that has won the match: at or over the target and alone at the top."""
+    best = max(totals)
+    if best < target or totals.count(best) > 1:
+        return None
+    return totals.index(best)
+
+
+# --- the table ------------------------------------------------------------------------------
+
+
+class TableReplica:
+    """Everything one peer knows and decides about one table."""
+
+    def __init__(
+        self, sync: SyncPeer, *, name: str, role: int, randomness: Callable[[int], bytes]
+    ) -> None:
+        self.sync = sync
+        self.name = name
+        self.role = role
+        self.randomness = randomness
+        self.rounds: dict[int, ReplicatedRound] = {}
+        #: Match totals per player (the dealer of a seat; partners share it).
+        self.totals: dict[bytes, int] = {}
+        self.my_secrets: dict[int, tuple[bytes, bytes]] = {}  # round -> (seed, salt)
+        self._events: list[GameEvent] = []
+
+    # --- construction ----------------------------------------------------------------
+
+    @classmethod
+    def open_table(
+        cls,
+        key: SigningKeyPair,
+        *,
+        name: str,
+        rules: Rules,
+        spectators: bool,
+        randomness: Callable[[int], bytes],
+        heartbeat_interval: float = 0.075,
+    ) -> TableReplica:
+        from protocol.messages import derive_table_id
+
+        nonce = randomness(8)
+        table = derive_table_id(key.public_key, nonce)
+        replica = cls(
+            SyncPeer(key, table, heartbeat_interval=heartbeat_interval),
+            name=name,
+            role=PLAYER,
+            randomness=randomness,
+        )
+        replica.sync.author(
+            Kind.OPEN,
+            0,
+            [key.public_key, name, rules_to_wire(rules), rules.seats, spectators, nonce],
+        )
+        replica._after_sync()
+        return replica
+
+    @classmethod
+    def joining(
+        cls,
+        key: SigningKeyPair,
+        table: bytes,
+        *,
+        name: str,
+        role: int,
+        randomness: Callable[[int], bytes],
+        heartbeat_interval: float = 0.075,
+    ) -> TableReplica:
+        """A replica that will join `table` once it has the table's OPEN (`join` after
+        `request_table`)."""
+        return cls(
+            SyncPeer(key, table, heartbeat_interval=heartbeat_interval),
+            name=name,
+            role=role,
+            randomness=randomness,
+        )
+
+    # --- reading ---------------------------------------------------------------------
+
+    @property
+    def me(self) -> bytes:
+        return self.sync.me
+
+    @property
+    def rules(self) -> Rules | None:
+        op = self.sync.open_op
+        return rules_from_wire(op.payload[2]) if op is not None else None
+
+    @property
+    def is_member(self) -> bool:
+        return self.me in self.sync.members
+
+    @property
+    def current_round(self) -> ReplicatedRound | None:
+        return self.rounds[max(self.rounds)] if self.rounds else None
+
+    @property
+    def seat(self) -> int | None:
+        rnd = self.current_round
+        return rnd.seat_of.get(self.me) if rnd else None
+
+    def ready_players(self, round_number: int) -> list[bytes]:
+        return [
+            a
+            for (r, a), ops in sorted(self.sync.readies.items())
+            if r == round_number and ops and not self.sync.members[a].left
+        ]
+
+    def events(self) -> list[GameEvent]:
+        out, self._events = self._events, []
+        return out
+
+    # --- intents ---------------------------------------------------------------------
+
+    def join(self) -> Op:
+        if self.sync.open_op is None:
+            raise NertsError("the table's OPEN has not arrived yet")
+        op = self.sync.author(Kind.JOIN, 0, [self.sync.key.public_key, self.name, self.role])
+        self._after_sync()
+        return op
+
+    def request_table(self, host: bytes, address: Hashable, now: float) -> None:
+        """Ask the host for its OPEN (its op 1) before joining."""
+        self.sync._request(address, [(host, 1, 1)], now)
+
+    def ready(self) -> Op:
+        """Commit to a fresh deal for the next round and show its face-up cards."""
+        rules = self.rules
+        if rules is None or self.role != PLAYER:
+            raise NertsError("only a player at an open table can be ready")
+        number = (max(self.rounds) if self.rounds else 0) + 1
+        seed, salt = self.randomness(32), self.randomness(16)
+        self.my_secrets[number] = (seed, salt)
+        deal = deal_seat(rules, 0, seed)
+        shown = [deal.nerts[-1] & 63, *(c & 63 for c in deal.work)]
+        op = self.sync.author(Kind.READY, 0, [number, deal_commitment(seed, salt), shown])
+        self._after_sync()
+        return op
+
+    def start(self) -> Op:
+        """(Host) start the next round with every player who is ready for it."""
+        rules = self.rules
+        if rules is None or self.sync.host != self.me:
+            raise NertsError("only the table's host starts a round")
+        number = (max(self.rounds) if self.rounds else 0) + 1
+        if self.rounds and self.rounds[number - 1].final is None:
+            raise NertsError(f"round {number - 1} is not final yet")
+        players = self.ready_players(number)[: rules.seats]
+        if len(players) < 2:
+            raise NertsError("a round needs at least two ready players")
+        seated = Rules.from_dict({**rules.to_dict(), "seats": len(players)})
+        op = self.sync.author(
+            Kind.START, number, [players, list(range(len(players))), rules_to_wire(seated)]
+        )
+        self._after_sync()
+        return op
+
+    def play(self, move: Move) -> Op | Rejection:
+        """Play one of our moves: checked against our speculative state, completed with the
+        cards it turns up, then signed and sent."""
+        rnd = self.current_round
+        seat = self.seat
+        if rnd is None or seat is None or move.seat != seat:
+            return Rejection(RejectReason.NO_SUCH_SEAT, "you have no seat in this round")
+        result = apply(rnd.state, move)
+        if isinstance(result, Rejection):
+            return result
+        completed = complete(rnd.state, move)
+        payload = move_text(completed).split(" ", 1)[1]
+        op = self.sync.author(Kind.MOVE, rnd.number, payload)
+        self._after_sync()
+        return op
+
+    # --- I/O from the shell ------------------------------------------------------------
+
+    def receive(self, datagram: bytes, source: Hashable, now: float) -> None:
+        self.sync.receive(datagram, source, now)
+        self._after_sync()
+
+    def tick(self, now: float) -> None:
+        self.sync.tick(now)
+        self._after_sync()
+
+    def outgoing(self) -> list[tuple[Hashable, bytes]]:
+        return self.sync.outgoing()
+
+    # --- folding -----------------------------------------------------------------------
+
+    def _after_sync(self) -> None:
+        refold: dict[int, int] = {}
+        for event in self.sync.events():
+            if isinstance(event, OpDelivered):
+                self._on_delivered(event, refold)
+            elif isinstance(event, AuthorExpelled):
+                self._events.append(PeerExpelled(event.author, event.seq))
+                for number in self.rounds:
+                    refold[number] = 0
+            elif isinstance(event, OpRejected):
+                self._events.append(ProtocolViolation(event.op.author, event.message))
+            elif isinstance(event, DivergenceDetected):
+                self._events.append(Divergence(event.peer))
+        for number, position in sorted(refold.items()):
+            self._refold(self.rounds[number], position)
+        self._progress()
+        self.sync.set_state_hash(self._state_hash())
+
+    def _on_delivered(self, event: OpDelivered, refold: dict[int, int]) -> None:
+        op = event.op
+        if op.kind == Kind.START:
+            self._begin_round(op)
+            return
+        if op.epoch == 0 or event.position is None:
+            return
+        rnd = self.rounds.get(op.epoch)
+        if rnd is None:
+            return
+        if op.kind == Kind.REVEAL:
+            rnd.reveals[op.author] = (op.payload[0], op.payload[1])
+        position = event.position
+        if op.epoch in refold:
+            refold[op.epoch] = min(refold[op.epoch], position)
+        elif position == len(rnd.steps):
+            was_ended = rnd.end_position is not None
+            rnd._fold_one(op)
+            if not was_ended and rnd.end_position is not None:
+                self._announce_end(rnd)
+        else:
+            refold[op.epoch] = position
+
+    def _refold(self, rnd: ReplicatedRound, position: int) -> None:
+        was_ended = rnd.end_position is not None
+        replaced = rnd.fold_from(position)
+        new_steps = {id(step.op): step for step in rnd.steps[position:]}
+        for old in replaced:
+            if old.op.author != self.me or not old.applied:
+                continue
+            new = new_steps.get(id(old.op))
+            if new is not None and not new.applied and old.move is not None:
+                self._events.append(
+                    RaceLost(rnd.number, old.move, new.reason, self._race_winner(rnd, old.move))
+                )
+        if not was_ended and rnd.end_position is not None:
+            self._announce_end(rnd)
+
+    @staticmethod
+    def _race_winner(rnd: ReplicatedRound, move: Move) -> int | None:
+        if move.dest_kind != TO_FOUNDATION:
+            return None
+        face = move.declare if move.declare >= 0 else move.card & 63
+        for step in reversed(rnd.steps):
+            m = step.move
+            if step.applied and m is not None and m.dest_kind == TO_FOUNDATION:
+                their_face = m.declare if m.declare >= 0 else m.card & 63
+                if their_face == face and m.seat != move.seat:
+                    return m.seat
+        return None
+
+    def _announce_end(self, rnd: ReplicatedRound) -> None:
+        state = rnd.state
+        self._events.append(RoundEnded(rnd.number, state.ended_by or "", state.called_by))
+
+    def _begin_round(self, op: Op) -> None:
+        participants, seats, wire_rules = op.payload
+        rules = rules_from_wire(wire_rules)
+        log = self.sync.epochs[op.epoch]
+        seat_of = dict(zip(participants, seats, strict=True))
+        commitments: dict[bytes, bytes] = {}
+        shown_by_seat: dict[int, list[int]] = {}
+        dealer: dict[int, bytes] = {}
+        for author in participants:
+            ready = self.sync._ready_for(op.epoch, author, op)
+            assert ready is not None  # the sync layer rejects a START without it
+            commitments[author] = ready.payload[1]
+            seat = seat_of[author]
+            if seat not in dealer:
+                dealer[seat] = author
+                shown_by_seat[seat] = [make_card(seat, i) for i in ready.payload[2]]
+        shown = [shown_by_seat[s] for s in range(rules.seats)]
+        my_seat = seat_of.get(self.me)
+        own_seed = None
+        if my_seat is not None and dealer.get(my_seat) == self.me:
+            own_seed = self.my_secrets.get(op.epoch, (None, None))[0]
+        try:
+            start = public_start(rules, shown, own_seat=my_seat, own_seed=own_seed)
+        except NertsError as exc:
+            self._events.append(ProtocolViolation(op.author, f"round cannot start: {exc}"))
+            return
+        self.rounds[op.epoch] = ReplicatedRound(
+            op.epoch, rules, log, seat_of, commitments, dealer, start
+        )
+        self.rounds[op.epoch]._fold_one(op)
+        self._events.append(RoundStarted(op.epoch, my_seat))
+
+    def _progress(self) -> None:
+        """Reveal our seed once the end is stable; finish rounds whose reveals are stable."""
+        for rnd in self.rounds.values():
+            if rnd.final is not None:
+                continue
+            if (
+                not rnd.revealed
+                and self.me in rnd.seat_of
+                and rnd.end_is_stable()
+                and rnd.number in self.my_secrets
+            ):
+                rnd.revealed = True
+                seed, salt = self.my_secrets[rnd.number]
+                self.sync.author(Kind.REVEAL, rnd.number, [seed, salt])
+                for event in self.sync.events():  # our own REVEAL, delivered at once
+                    if isinstance(event, OpDelivered) and event.position is not None:
+                        self._on_delivered(event, {})
+            if rnd.end_is_stable() and self._reveals_stable(rnd):
+                self._finish(rnd)
+
+    def _reveals_stable(self, rnd: ReplicatedRound) -> bool:
+        stable = rnd.log.stable_count()
+        positions = {id(op): i for i, op in enumerate(rnd.log.ops)}
+        needed = [a for a in rnd.dealer.values() if rnd.log.counts_author(a)]
+        for author in needed:
+            reveal = next(
+                (op for op in rnd.log.ops if op.author == author and op.kind == Kind.REVEAL), None
+            )
+            if reveal is None or positions[id(reveal)] >= stable:
+                return False
+        return True
+
+    def _finish(self, rnd: ReplicatedRound) -> None:
+        cheaters: set[int] = set()
+        seeds: list[bytes] = []
+        for seat in range(rnd.rules.seats):
+            author = rnd.dealer[seat]
+            seed, salt = rnd.reveals.get(author, (bytes(32), bytes(16)))
+            if deal_commitment(seed, salt) != rnd.commitments[author]:
+                cheaters.add(seat)
+            seeds.append(seed)
+        # The fold's end state, projected to public knowledge, is what the audit replays to.
+        end = rnd.states[-1]
+        report = audit_round(rnd.rules, seeds, rnd.start_state, rnd.moves_in_fold_order(), None)
+        cheaters |= report.cheaters
+        scores = score_round(end, cheaters=frozenset(cheaters))
+        for score in scores:
+            player = rnd.dealer[score.seat]
+            self.totals[player] = self.totals.get(player, 0) + score.score
+        totals = tuple(self.totals[rnd.dealer[s]] for s in range(rnd.rules.seats))
+        rnd.final = RoundFinal(
+            rnd.number,
+            scores,
+            frozenset(cheaters),
+            report,
+            totals,
+            match_winner(totals, rnd.rules.target),
+        )
+        self._events.append(rnd.final)
+
+    def _state_hash(self) -> bytes:
+        rnd = self.current_round
+        if rnd is None:
+            return hashlib.sha256(repr(self.sync.vector()).encode()).digest()[:16]
+        return state_digest(rnd.state)
+
+
+__all__ = [
+    "SPECTATOR",
+    "Divergence",
+    "GameEvent",
+    "PeerExpelled",
+    "ProtocolViolation",
+    "RaceLost",
+    "ReplicatedRound",
+    "RoundEnded",
+    "RoundFinal",
+    "RoundStarted",
+    "TableReplica",
+    "deal_commitment",
+]

@@ -1,0 +1,356 @@
+"""Every message of the protocol: its schema (data only), its typed form, and the decode gate.
+
+A datagram is one envelope (`envelope.py`): ``[1, body, signature]``. The body is a msgpack
+array whose first item is the message kind. Kinds 1-7 are **ops**: authored by one peer,
+signed by it, stored by everyone and relayed by anyone. Kinds 16-18 are **sync messages**:
+signed by their sender, acted on at once and never stored. PROTOCOL.md is the prose
+specification of all of this; this module is its reference implementation.
+
+Op body (every op kind)::
+
+    [kind, table, author, seq, prev, lamport, epoch, deps, payload]
+
+- table: bin 8, the table id. author: bin 8, `key_id` of the author's public key.
+- seq: 1, 2, ... per author per table. prev: bin 16, `op_hash` of the author's op seq-1
+  (16 zero bytes for seq 1), so each author's ops form a hash chain.
+- lamport: the author's Lamport stamp. epoch: 0 for the lobby, r for round r.
+- deps: what the author had seen: in the lobby (epoch 0) a list of [author, seq] pairs; in a
+  round, one seq per participant of that round, in the order of the round's START op (this
+  keeps a move under 160 bytes on the wire).
+- payload: depends on the kind (below).
+
+The game's data (rules, moves, cards, commitments) rides in payloads as plain values; this
+layer checks their wire types and sizes, the game layer checks their meaning.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final, NoReturn
+
+from . import schema as s
+from .codec import pack, unpack_bounded
+from .envelope import PROTOCOL_VERSION, Envelope, open_envelope, seal
+from .errors import DropReason, RemoteProtocolError
+from .signing import KEY_ID_LEN, OP_HASH_LEN, PUBLIC_KEY_LEN, SigningKeyPair, key_id, op_hash
+
+TABLE_ID_LEN: Final = 8
+MAX_MEMBERS: Final = 32  # players and spectators a table tracks
+MAX_PARTICIPANTS: Final = 16  # players of one round (8 seats, two per seat in partnerships)
+MAX_SEQ: Final = 2**32 - 1
+MAX_LAMPORT: Final = 2**48
+MAX_EPOCH: Final = 65535
+MAX_RANGES: Final = 16
+MAX_BATCH: Final = 16
+NO_PREV: Final = bytes(OP_HASH_LEN)
+
+
+class Kind(enum.IntEnum):
+    OPEN = 1  # the host opens a table (its first op)
+    JOIN = 2  # a peer joins a table (its first op)
+    LEAVE = 3
+    READY = 4  # a player is ready for a round: deal commitment and the cards it shows
+    START = 5  # a round begins: its participants, their seats, the rules and commitments
+    MOVE = 6  # a game move, in the game's text notation
+    REVEAL = 7  # after a round: the seed and salt behind the deal commitment
+    HEARTBEAT = 16
+    REQUEST = 17
+    BATCH = 18
+
+
+OP_KINDS: Final = frozenset(k for k in Kind if k < 16)
+LOBBY_KINDS: Final = frozenset({Kind.OPEN, Kind.JOIN, Kind.READY})
+ROUND_KINDS: Final = frozenset({Kind.START, Kind.MOVE, Kind.REVEAL})
+PLAYER, SPECTATOR = 0, 1
+
+_ID = s.Bin(exact=KEY_ID_LEN)
+_SEQ = s.Int(1, MAX_SEQ)
+_SEQ0 = s.Int(0, MAX_SEQ)
+_NAME = s.Str(max=32)
+_RULES = s.ListOf(s.Tuple(s.Str(min=1, max=24), s.OneOf(s.Bool(), s.Int(-(2**31), 2**31))), max=32)
+_HEADER = (
+    s.Bin(exact=TABLE_ID_LEN),  # table
+    _ID,  # author
+    _SEQ,  # seq
+    s.Bin(exact=OP_HASH_LEN),  # prev
+    s.Int(1, MAX_LAMPORT),  # lamport
+    s.Int(0, MAX_EPOCH),  # epoch
+    s.OneOf(  # deps: pairs in the lobby, one seq per participant in a round
+        s.ListOf(s.Tuple(_ID, _SEQ), max=MAX_MEMBERS),
+        s.ListOf(_SEQ0, max=MAX_PARTICIPANTS),
+    ),
+)
+_PAYLOADS: Final[dict[Kind, s.Spec]] = {
+    # public key, table name, rules, seats, spectators welcome, nonce (the table id is derived)
+    Kind.OPEN: s.Tuple(
+        s.Bin(exact=PUBLIC_KEY_LEN), _NAME, _RULES, s.Int(2, 16), s.Bool(), s.Bin(exact=8)
+    ),
+    Kind.JOIN: s.Tuple(s.Bin(exact=PUBLIC_KEY_LEN), _NAME, s.Int(PLAYER, SPECTATOR)),
+    Kind.LEAVE: s.Nil(),
+    # round, commitment H(seed || salt), cards shown at the deal
+    Kind.READY: s.Tuple(s.Int(1, MAX_EPOCH), s.Bin(exact=32), s.ListOf(s.Int(0, 511), max=8)),
+    # participants (author ids), their seats, rules
+    Kind.START: s.Tuple(
+        s.ListOf(_ID, min=2, max=MAX_PARTICIPANTS),
+        s.ListOf(s.Int(0, 7), min=2, max=MAX_PARTICIPANTS),
+        _RULES,
+    ),
+    Kind.MOVE: s.Str(min=1, max=48),
+    Kind.REVEAL: s.Tuple(s.Bin(exact=32), s.Bin(exact=16)),  # seed, salt
+}
+OP_SCHEMA: Final = s.Tagged({kind: s.Tuple(*_HEADER, spec) for kind, spec in _PAYLOADS.items()})
+SYNC_SCHEMA: Final = s.Tagged(
+    {
+        # table, sender, lamport, vector (pairs), state hash of the fold of exactly that vector
+        Kind.HEARTBEAT: s.Tuple(
+            s.Bin(exact=TABLE_ID_LEN),
+            _ID,
+            s.Int(0, MAX_LAMPORT),
+            s.ListOf(s.Tuple(_ID, _SEQ), max=MAX_MEMBERS),
+            s.OneOf(s.Bin(exact=16), s.Bin(exact=0)),
+        ),
+        # table, sender, ranges [author, first seq, last seq]
+        Kind.REQUEST: s.Tuple(
+            s.Bin(exact=TABLE_ID_LEN),
+            _ID,
+            s.ListOf(s.Tuple(_ID, _SEQ, _SEQ), min=1, max=MAX_RANGES),
+        ),
+        # table, sender, ops as [body, signature]
+        Kind.BATCH: s.Tuple(
+            s.Bin(exact=TABLE_ID_LEN),
+            _ID,
+            s.ListOf(s.Tuple(s.Bin(max=1100), s.Bin(exact=64)), min=1, max=MAX_BATCH),
+        ),
+    }
+)
+
+
+def derive_table_id(host_public_key: bytes, nonce: bytes) -> bytes:
+    """A table id is bound to its host's key, so nobody else can open the same table."""
+    return hashlib.sha256(b"nerts-p2p/table\0" + host_public_key + nonce).digest()[:TABLE_ID_LEN]
+
+
+@dataclass(frozen=True, slots=True)
+class Op:
+    kind: Kind
+    table: bytes
+    author: bytes
+    seq: int
+    prev: bytes
+    lamport: int
+    epoch: int
+    lobby_deps: tuple[tuple[bytes, int], ...]  # epoch 0: (author, seq) pairs
+    round_deps: tuple[int, ...]  # a round: one seq per participant, in START order
+    # Checked against OP_SCHEMA for its kind before an Op is built; arrays become tuples.
+    payload: Any
+    body: bytes  # exactly the signed bytes
+    signature: bytes
+    hash: bytes  # op_hash(body): the next op's prev
+
+    @property
+    def public_key(self) -> bytes | None:
+        """The key an OPEN or JOIN op carries for its own author."""
+        if self.kind in (Kind.OPEN, Kind.JOIN):
+            key: bytes = self.payload[0]
+            return key
+        return None
+
+    def datagram(self) -> bytes:
+        return pack([PROTOCOL_VERSION, self.body, self.signature])
+
+    @property
+    def ident(self) -> tuple[bytes, int]:
+        return self.author, self.seq
+
+
+@dataclass(frozen=True, slots=True)
+class Heartbeat:
+    table: bytes
+    sender: bytes
+    lamport: int
+    vector: tuple[tuple[bytes, int], ...]
+    state_hash: bytes
+    body: bytes
+    signature: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    table: bytes
+    sender: bytes
+    ranges: tuple[tuple[bytes, int, int], ...]
+    body: bytes
+    signature: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Batch:
+    table: bytes
+    sender: bytes
+    ops: tuple[tuple[bytes, bytes], ...]  # (body, signature) of each op
+    body: bytes
+    signature: bytes
+
+
+SyncMessage = Heartbeat | Request | Batch
+Message = Op | SyncMessage
+
+
+def _fail(reason: DropReason, message: str) -> NoReturn:
+    raise RemoteProtocolError(reason, message)
+
+
+def _op_from(body: list[Any], env_body: bytes, signature: bytes) -> Op:
+    """Checks across fields that a schema cannot express, then the typed op."""
+    kind, table, author, seq, prev, lamport, epoch, deps, payload = body
+    lobby_deps: tuple[tuple[bytes, int], ...] = ()
+    round_deps: tuple[int, ...] = ()
+    if epoch == 0:
+        if any(not isinstance(d, list) for d in deps):
+            _fail(DropReason.SCHEMA, "body[7]: lobby ops list deps as [author, seq] pairs")
+        lobby_deps = tuple((d[0], d[1]) for d in deps)
+        if len({a for a, _ in lobby_deps}) != len(lobby_deps):
+            _fail(DropReason.SCHEMA, "body[7]: an author appears twice in deps")
+    else:
+        if any(isinstance(d, list) for d in deps):
+            _fail(DropReason.SCHEMA, "body[7]: round ops list one seq per participant")
+        round_deps = tuple(deps)
+    op_kind = Kind(kind)
+    if op_kind in LOBBY_KINDS and epoch != 0:
+        _fail(DropReason.SCHEMA, f"body[6]: {op_kind.name} belongs to the lobby (epoch 0)")
+    if op_kind in ROUND_KINDS and epoch == 0:
+        _fail(DropReason.SCHEMA, f"body[6]: {op_kind.name} needs a round number")
+    if op_kind in (Kind.OPEN, Kind.JOIN):
+        if seq != 1:
+            _fail(DropReason.SCHEMA, f"{op_kind.name} must be its author's first op")
+        if key_id(payload[0]) != author:
+            _fail(
+                DropReason.SCHEMA,
+                f"body[2]: the author id is not the id of the key this {op_kind.name} carries",
+            )
+    if op_kind == Kind.OPEN and derive_table_id(payload[0], payload[5]) != table:
+        _fail(DropReason.SCHEMA, "OPEN: the table id is not derived from the host's key and nonce")
+    if seq == 1 and prev != NO_PREV:
+        _fail(DropReason.BROKEN_CHAIN, "an author's first op has no prev")
+    if op_kind == Kind.START:
+        participants, seats, _ = payload
+        if len(participants) != len(seats) or len(set(participants)) != len(participants):
+            _fail(DropReason.SCHEMA, "START: participants and seats must pair up, each once")
+    return Op(
+        op_kind,
+        table,
+        author,
+        seq,
+        prev,
+        lamport,
+        epoch,
+        lobby_deps,
+        round_deps,
+        _freeze(payload),
+        env_body,
+        signature,
+        op_hash(env_body),
+    )
+
+
+def _freeze(value: object) -> object:
+    if isinstance(value, list):
+        return tuple(_freeze(v) for v in value)
+    return value
+
+
+def decode_body(body_obj: Any, body: bytes, signature: bytes, *, table: bytes) -> Message:
+    """Schema, then table id: the steps of the gate that need no key (DESIGN.md section 4)."""
+    if not isinstance(body_obj, list) or not body_obj or type(body_obj[0]) is not int:
+        raise RemoteProtocolError(DropReason.SCHEMA, "body: expected an array starting with a kind")
+    kind = body_obj[0]
+    if kind < 16:
+        OP_SCHEMA.check(body_obj, "body")
+    else:
+        SYNC_SCHEMA.check(body_obj, "body")
+    if body_obj[1] != table:
+        raise RemoteProtocolError(DropReason.WRONG_TABLE, "the message is for another table")
+    if kind < 16:
+        return _op_from(body_obj, body, signature)
+    if kind == Kind.HEARTBEAT:
+        _, tab, sender, lamport, vector, state_hash = body_obj
+        return Heartbeat(
+            tab,
+            sender,
+            lamport,
+            tuple((a, q) for a, q in vector),
+            state_hash,
+            body,
+            signature,
+        )
+    if kind == Kind.REQUEST:
+        _, tab, sender, ranges = body_obj
+        return Request(tab, sender, tuple((a, f, last) for a, f, last in ranges), body, signature)
+    _, tab, sender, ops = body_obj
+    return Batch(tab, sender, tuple((b, sg) for b, sg in ops), body, signature)
+
+
+def decode(datagram: bytes, *, table: bytes) -> Message:
+    """Size, unpack with limits, schema, table id. Raises only `RemoteProtocolError`.
+    The signature is checked by the caller, who knows which key the author id stands for."""
+    envelope: Envelope = open_envelope(datagram)
+    return decode_body(envelope.body, envelope.body_bytes, envelope.signature, table=table)
+
+
+def decode_op(body: bytes, signature: bytes, *, table: bytes) -> Op:
+    """An op carried inside a BATCH (already unpacked out of its envelope)."""
+    message = decode_body(
+        unpack_bounded(body, max_len=1100, canonical=True), body, signature, table=table
+    )
+    if not isinstance(message, Op):
+        raise RemoteProtocolError(DropReason.SCHEMA, "a batch carries only ops")
+    return message
+
+
+# --- encoding (what this peer sends) -----------------------------------------------------
+
+
+def op_body(
+    kind: Kind,
+    table: bytes,
+    author: bytes,
+    seq: int,
+    prev: bytes,
+    lamport: int,
+    epoch: int,
+    deps: Sequence[object],
+    payload: object,
+) -> list[object]:
+    return [int(kind), table, author, seq, prev, lamport, epoch, list(deps), payload]
+
+
+def seal_op(key: SigningKeyPair, body: list[object]) -> Op:
+    """Sign an op body and return the op exactly as a receiver will decode it."""
+    datagram = seal(key, body)
+    table: bytes = body[1]  # type: ignore[assignment]
+    decoded = decode(datagram, table=table)
+    assert isinstance(decoded, Op)
+    return decoded
+
+
+def heartbeat_body(
+    table: bytes,
+    sender: bytes,
+    lamport: int,
+    vector: Sequence[tuple[bytes, int]],
+    state_hash: bytes,
+) -> list[object]:
+    return [int(Kind.HEARTBEAT), table, sender, lamport, [list(p) for p in vector], state_hash]
+
+
+def request_body(
+    table: bytes, sender: bytes, ranges: Sequence[tuple[bytes, int, int]]
+) -> list[object]:
+    return [int(Kind.REQUEST), table, sender, [list(r) for r in ranges]]
+
+
+def batch_body(table: bytes, sender: bytes, ops: Sequence[Op]) -> list[object]:
+    return [int(Kind.BATCH), table, sender, [[op.body, op.signature] for op in ops]]

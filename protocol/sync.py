@@ -1,0 +1,586 @@
+"""The sans-I/O sync state machine of one peer at one table.
+
+Feed it datagrams and the time; take back datagrams to send and events. It decides
+everything the network needs decided and nothing about the game:
+
+- the receive gate, in DESIGN.md's order: size, per-source rate limit, unpack with limits,
+  schema, table id, signature, then (when the op can be placed) seq / hash chain / Lamport
+  discipline / membership;
+- causal delivery: an op is delivered once its author's previous op and every op its deps
+  name are delivered, so every peer delivers a causally consistent history;
+- each round's total order and stable prefix (`order.EpochLog`);
+- anti-entropy: heartbeats every `heartbeat_interval` seconds carry the version vector, the
+  Lamport time and the state hash of exactly that vector; a peer that lacks ops asks for
+  the missing ranges, and a peer that has what another lacks pushes it;
+- equivocation: two signed ops with the same (author, seq) are kept as proof, relayed, and
+  the author is expelled.
+
+Theory of the stable state hash: DESIGN.md asks that peers with equal vectors compare the
+hash of their stable prefix, but the stable prefix also depends on which heartbeats a peer
+has heard. The hash of the fold of *everything in the vector* depends only on the vector,
+so that is what heartbeats carry; equal vectors with unequal hashes is then always a bug.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from .clocks import LamportClock
+from .counters import DropCounters
+from .envelope import seal
+from .errors import DropReason, LocalProtocolError, RemoteProtocolError
+from .messages import (
+    MAX_BATCH,
+    NO_PREV,
+    PLAYER,
+    SPECTATOR,
+    Heartbeat,
+    Kind,
+    Op,
+    Request,
+    batch_body,
+    decode,
+    decode_op,
+    heartbeat_body,
+    op_body,
+    request_body,
+    seal_op,
+)
+from .order import EpochLog, round_mix
+from .ratelimit import TokenBucketLimiter
+from .signing import SigningKeyPair, verify
+
+BROADCAST: Final = "*"  # an outgoing datagram for every peer the shell knows of
+MAX_PENDING_PER_AUTHOR: Final = 512
+MAX_PENDING: Final = 4096
+MAX_PUSH: Final = 32  # ops pushed to one peer per heartbeat it sends
+
+
+@dataclass(frozen=True)
+class OpDelivered:
+    op: Op
+    position: int | None  # where it sorts in its round (None for lobby ops)
+
+
+@dataclass(frozen=True)
+class OpRejected:
+    """A signed op that breaks the protocol (backdated, not a member, broken chain): it is
+    dropped for good, and its author's later ops cannot be delivered either."""
+
+    op: Op
+    reason: DropReason
+    message: str
+
+
+@dataclass(frozen=True)
+class AuthorExpelled:
+    author: bytes
+    seq: int
+    evidence: tuple[Op, Op]
+
+
+@dataclass(frozen=True)
+class DivergenceDetected:
+    peer: bytes
+    vector: tuple[tuple[bytes, int], ...]
+    ours: bytes
+    theirs: bytes
+
+
+SyncEvent = OpDelivered | OpRejected | AuthorExpelled | DivergenceDetected
+
+
+@dataclass
+class Member:
+    author: bytes
+    public_key: bytes
+    name: str
+    role: int
+    left: bool = False
+
+
+class SyncPeer:
+    """One peer's view of one table. `role` is PLAYER or SPECTATOR."""
+
+    def __init__(
+        self,
+        key: SigningKeyPair,
+        table: bytes,
+        *,
+        heartbeat_interval: float = 0.075,
+        request_retry: float = 0.2,
+        rate_per_s: float = 2000.0,
+        burst: int = 400,
+    ) -> None:
+        self.key = key
+        self.me = key.key_id
+        self.table = table
+        self.heartbeat_interval = heartbeat_interval
+        self.request_retry = request_retry
+        self.clock = LamportClock()
+        self.keys: dict[bytes, bytes] = {self.me: key.public_key}
+        self.logs: dict[bytes, list[Op]] = {}  # delivered ops per author, seq 1..n
+        self.pending: dict[bytes, dict[int, Op]] = {}
+        self.awaiting_key: dict[bytes, list[Op]] = {}
+        self.dead: dict[bytes, int] = {}  # author -> seq of its rejected op
+        self.expelled: dict[bytes, int] = {}
+        self.evidence: dict[bytes, tuple[Op, Op]] = {}
+        self.members: dict[bytes, Member] = {}
+        self.host: bytes | None = None
+        self.open_op: Op | None = None
+        self.epochs: dict[int, EpochLog] = {}
+        self.readies: dict[tuple[int, bytes], list[Op]] = {}  # (round, author) -> READY ops
+        self.peers: dict[bytes, Hashable] = {}  # sender id -> where it was last heard from
+        self.counters = DropCounters()
+        self.duplicates = 0
+        self.divergences = 0
+        self.limiter = TokenBucketLimiter(rate_per_s, burst, max_sources=256)
+        self._outbox: list[tuple[Hashable, bytes]] = []
+        self._events: list[SyncEvent] = []
+        self._next_heartbeat = 0.0
+        self._requested: dict[bytes, float] = {}
+        self._hashed: tuple[tuple[tuple[bytes, int], ...], bytes] | None = None
+        self._waiting_hb: dict[bytes, tuple[int, int]] = {}  # author -> (lamport, own seq)
+
+    # --- reading -----------------------------------------------------------------------
+
+    def delivered(self, author: bytes) -> int:
+        log = self.logs.get(author)
+        return len(log) if log else 0
+
+    def vector(self) -> tuple[tuple[bytes, int], ...]:
+        return tuple(sorted((a, len(log)) for a, log in self.logs.items() if log))
+
+    def events(self) -> list[SyncEvent]:
+        out, self._events = self._events, []
+        return out
+
+    def outgoing(self) -> list[tuple[Hashable, bytes]]:
+        out, self._outbox = self._outbox, []
+        return out
+
+    def epoch(self, number: int) -> EpochLog | None:
+        return self.epochs.get(number)
+
+    def set_state_hash(self, state_hash: bytes) -> None:
+        """The game's hash of its fold of exactly the ops delivered so far."""
+        self._hashed = (self.vector(), state_hash)
+
+    # --- authoring ---------------------------------------------------------------------
+
+    def author(self, kind: Kind, epoch: int, payload: object) -> Op:
+        """Sign and deliver an op of our own; it is queued for every peer. The caller stores
+        it before sending (crash safety) by reading `outgoing()` after persisting."""
+        seq = self.delivered(self.me) + 1
+        prev = self.logs[self.me][-1].hash if seq > 1 else NO_PREV
+        lamport = self.clock.tick()
+        if epoch == 0:
+            deps: list[object] = [[a, n] for a, n in self.vector()]
+        elif kind == Kind.START:
+            deps = [self.delivered(p) for p in payload[0]]  # type: ignore[index]
+        else:
+            log = self.epochs.get(epoch)
+            if log is None:
+                raise LocalProtocolError(DropReason.SCHEMA, f"round {epoch} has not started here")
+            deps = [self.delivered(p) for p in log.participants]
+        op = seal_op(
+            self.key, op_body(kind, self.table, self.me, seq, prev, lamport, epoch, deps, payload)
+        )
+        self._deliver_checked(op)
+        self._outbox.append((BROADCAST, op.datagram()))
+        return op
+
+    # --- receiving ---------------------------------------------------------------------
+
+    def receive(self, datagram: bytes, source: Hashable, now: float) -> None:
+        """Run one datagram through the gate. Never raises for anything a peer sends."""
+        if len(datagram) > 1200:
+            self.counters.count(DropReason.OVERSIZE)
+            return
+        if not self.limiter.allow(source, now):
+            self.counters.count(DropReason.RATE_LIMITED)
+            return
+        try:
+            message = decode(datagram, table=self.table)
+            if isinstance(message, Op):
+                self._receive_op(message, source, now)
+                return
+            known = self._verify_sender(message.sender, message.body, message.signature)
+            if known:
+                self.peers[message.sender] = source
+            if isinstance(message, Heartbeat):
+                if not known:
+                    # A peer we know nothing of yet: ask for its first op, which carries its key.
+                    self._request(source, [(message.sender, 1, 1)], now)
+                    raise RemoteProtocolError(
+                        DropReason.UNKNOWN_AUTHOR, "a heartbeat from a peer we have no key for"
+                    )
+                self._on_heartbeat(message, source, now)
+            elif isinstance(message, Request):
+                self._on_request(message, source, first_ops_only=not known)
+            else:
+                # A batch from a stranger is fine: every op in it is checked on its own.
+                for body, signature in message.ops:
+                    try:
+                        self._receive_op(decode_op(body, signature, table=self.table), source, now)
+                    except RemoteProtocolError as exc:
+                        self.counters.count_error(exc)
+        except RemoteProtocolError as exc:
+            self.counters.count_error(exc)
+
+    def _verify_sender(self, sender: bytes, body: bytes, signature: bytes) -> bool:
+        """Verify a sync message's signature; False if we have no key for its sender yet."""
+        public_key = self.keys.get(sender)
+        if public_key is None:
+            return False
+        verify(public_key, body, signature)
+        return True
+
+    def _receive_op(self, op: Op, source: Hashable, now: float) -> None:
+        author, seq = op.author, op.seq
+        known = self._held(author, seq)
+        if known is not None:
+            if known.body == op.body:
+                self.duplicates += 1
+                return
+            public_key = self.keys.get(author)
+            if public_key is None:
+                raise RemoteProtocolError(DropReason.UNKNOWN_AUTHOR, "unknown author")
+            verify(public_key, op.body, op.signature)
+            self._expel(known, op)
+            return
+        if author in self.expelled and seq >= self.expelled[author]:
+            return
+        public_key = op.public_key or self.keys.get(author)
+        if public_key is None:
+            parked = self.awaiting_key.setdefault(author, [])
+            if len(parked) >= 64:
+                raise RemoteProtocolError(
+                    DropReason.UNKNOWN_AUTHOR, "too many ops from an author we have no key for"
+                )
+            parked.append(op)
+            self._request(source, [(author, 1, 1)], now)
+            return
+        verify(public_key, op.body, op.signature)
+        if op.public_key is not None and author not in self.keys:
+            self.keys[author] = op.public_key
+            for parked_op in self.awaiting_key.pop(author, []):
+                try:
+                    self._receive_op(parked_op, source, now)
+                except RemoteProtocolError as exc:
+                    self.counters.count_error(exc)
+        if seq <= self.delivered(author):
+            return  # a different body would have been caught above as equivocation
+        if author in self.dead and seq >= self.dead[author]:
+            return
+        pending = self.pending.setdefault(author, {})
+        if len(pending) >= MAX_PENDING_PER_AUTHOR or self._pending_total() >= MAX_PENDING:
+            raise RemoteProtocolError(DropReason.RATE_LIMITED, "too many ops waiting for others")
+        pending[seq] = op
+        self._deliver_ready()
+
+    def _held(self, author: bytes, seq: int) -> Op | None:
+        log = self.logs.get(author)
+        if log and seq <= len(log):
+            return log[seq - 1]
+        return self.pending.get(author, {}).get(seq)
+
+    def _pending_total(self) -> int:
+        return sum(len(p) for p in self.pending.values())
+
+    # --- delivery ----------------------------------------------------------------------
+
+    def _deliver_ready(self) -> None:
+        progress = True
+        while progress:
+            progress = False
+            for author in list(self.pending):
+                queue = self.pending[author]
+                nxt = self.delivered(author) + 1
+                op = queue.get(nxt)
+                if op is None or not self._deps_met(op):
+                    continue
+                del queue[nxt]
+                if not queue:
+                    del self.pending[author]
+                self._deliver_checked(op)
+                progress = True
+
+    def _deps_met(self, op: Op) -> bool:
+        if op.epoch == 0:
+            return all(self.delivered(a) >= n for a, n in op.lobby_deps)
+        log = self.epochs.get(op.epoch)
+        if log is None and op.kind != Kind.START:
+            return False
+        participants = log.participants if log is not None else op.payload[0]
+        if len(op.round_deps) != len(participants):
+            return True  # judged (and rejected) by the checks on delivery
+        return all(self.delivered(p) >= n for p, n in zip(participants, op.round_deps, strict=True))
+
+    def _reject(self, op: Op, reason: DropReason, message: str) -> None:
+        self.dead[op.author] = min(op.seq, self.dead.get(op.author, op.seq))
+        self.pending.pop(op.author, None)
+        self.counters.count(reason)
+        self._events.append(OpRejected(op, reason, message))
+
+    def _dep_lamport(self, author: bytes, seq: int) -> int:
+        return self.logs[author][seq - 1].lamport if seq else 0
+
+    def _deliver_checked(self, op: Op) -> None:
+        """Chain, Lamport discipline and membership; then deliver."""
+        author = op.author
+        log = self.logs.setdefault(author, [])
+        previous = log[-1] if log else None
+        if op.prev != (previous.hash if previous else NO_PREV):
+            return self._reject(
+                op,
+                DropReason.BROKEN_CHAIN,
+                f"op {op.seq} does not chain to the author's op {op.seq - 1}",
+            )
+        if previous is not None and op.lamport <= previous.lamport:
+            return self._reject(
+                op, DropReason.BACKDATED, "its Lamport time is not after the author's previous op"
+            )
+        if op.epoch == 0:
+            claimed = dict(op.lobby_deps)
+        else:
+            participants = (
+                self.epochs[op.epoch].participants if op.epoch in self.epochs else op.payload[0]
+            )
+            if len(op.round_deps) != len(participants):
+                return self._reject(
+                    op, DropReason.SCHEMA, "deps must give one seq per participant of the round"
+                )
+            claimed = dict(zip(participants, op.round_deps, strict=True))
+        counts_itself = op.epoch == 0 or author in claimed
+        if counts_itself and claimed.get(author, 0) != op.seq - 1 and (op.epoch or op.seq > 1):
+            return self._reject(
+                op, DropReason.SCHEMA, "deps must count the author's own previous op"
+            )
+        for dep_author, dep_seq in claimed.items():
+            if dep_seq and op.lamport <= self._dep_lamport(dep_author, dep_seq):
+                return self._reject(
+                    op, DropReason.BACKDATED, "its Lamport time is not after an op it had seen"
+                )
+        problem = self._membership_problem(op)
+        if problem is not None:
+            return self._reject(op, problem[0], problem[1])
+        log.append(op)
+        if author != self.me:
+            self.clock.observe(op.lamport)
+        self._apply_membership(op)
+        position = None
+        if op.epoch:
+            epoch = self.epochs[op.epoch]
+            if epoch.counts(op):
+                position = epoch.insert(op)
+            for other in self.epochs.values():
+                other.hear(author, op.lamport)
+        self._apply_waiting_heartbeat(author)
+        self._events.append(OpDelivered(op, position))
+        return None
+
+    def _membership_problem(self, op: Op) -> tuple[DropReason, str] | None:
+        kind, author = op.kind, op.author
+        if kind == Kind.OPEN:
+            return None  # the table id is derived from the host key: only the host can
+        if self.open_op is None and kind != Kind.JOIN:
+            # Everything at a table happens after its OPEN; deps make that causal.
+            return DropReason.NOT_A_MEMBER, "the table has not been opened"
+        if kind == Kind.JOIN:
+            return None
+        member = self.members.get(author)
+        if member is None or member.left:
+            return DropReason.NOT_A_MEMBER, "the author is not a member of this table"
+        if kind == Kind.LEAVE:
+            return None
+        if kind == Kind.READY:
+            if member.role != PLAYER:
+                return DropReason.SPECTATOR_OP, "a spectator cannot take part in a round"
+            return None
+        if kind == Kind.START:
+            if author != self.host:
+                return DropReason.NOT_A_MEMBER, "only the table's host starts a round"
+            if op.epoch in self.epochs:
+                return DropReason.SCHEMA, f"round {op.epoch} has already started"
+            for p in op.payload[0]:
+                m = self.members.get(p)
+                if m is None or m.left or m.role != PLAYER:
+                    return DropReason.NOT_A_MEMBER, "START names someone who is not a player here"
+                if not self._ready_for(op.epoch, p, op):
+                    return DropReason.SCHEMA, "START names a player who is not ready"
+            return None
+        epoch = self.epochs.get(op.epoch)
+        if epoch is None:
+            return DropReason.SCHEMA, f"round {op.epoch} has not started"
+        if author not in epoch.index:
+            if member.role == SPECTATOR:
+                return DropReason.SPECTATOR_OP, "a spectator authors no game ops"
+            return DropReason.NOT_A_MEMBER, f"the author does not play round {op.epoch}"
+        return None
+
+    def _ready_for(self, epoch: int, author: bytes, start: Op) -> Op | None:
+        """The author's latest READY for `epoch` that `start` had seen."""
+        seen = dict(zip(start.payload[0], start.round_deps, strict=False)).get(author, 0)
+        candidates = [r for r in self.readies.get((epoch, author), []) if r.seq <= seen]
+        return candidates[-1] if candidates else None
+
+    def _apply_membership(self, op: Op) -> None:
+        kind, author = op.kind, op.author
+        if kind == Kind.OPEN:
+            self.open_op, self.host = op, author
+            pk, name = op.payload[0], op.payload[1]
+            self.members[author] = Member(author, pk, name, PLAYER)
+        elif kind == Kind.JOIN:
+            pk, name, role = op.payload
+            existing = self.members.get(author)
+            if existing is None:
+                self.members[author] = Member(author, pk, name, role)
+        elif kind == Kind.LEAVE:
+            self.members[author].left = True
+        elif kind == Kind.READY:
+            self.readies.setdefault((op.payload[0], author), []).append(op)
+        elif kind == Kind.START:
+            participants = tuple(op.payload[0])
+            readies = [self._ready_for(op.epoch, p, op) for p in participants]
+            commitments = [r.payload[1] for r in readies if r is not None]
+            log = EpochLog(
+                op.epoch,
+                participants,
+                {p: self.keys[p] for p in participants},
+                round_mix(commitments),
+                op,
+            )
+            for expelled, seq in self.expelled.items():
+                log.exclude(expelled, seq)
+            for p in participants:
+                log.hear(p, self.logs[p][-1].lamport if self.logs.get(p) else 0)
+            self.epochs[op.epoch] = log
+
+    # --- equivocation ------------------------------------------------------------------
+
+    def _expel(self, first: Op, second: Op) -> None:
+        author, seq = first.author, first.seq
+        if author in self.expelled and self.expelled[author] <= seq:
+            return
+        self.expelled[author] = seq
+        self.evidence[author] = (first, second)
+        for epoch in self.epochs.values():
+            epoch.exclude(author, seq)
+        self.counters.count(DropReason.EQUIVOCATION)
+        self._events.append(AuthorExpelled(author, seq, (first, second)))
+        # Everyone must learn it: relay both versions.
+        self._outbox.append((BROADCAST, first.datagram()))
+        self._outbox.append((BROADCAST, second.datagram()))
+
+    # --- anti-entropy ------------------------------------------------------------------
+
+    def tick(self, now: float) -> None:
+        """Send a heartbeat when one is due."""
+        if now < self._next_heartbeat:
+            return
+        self._next_heartbeat = now + self.heartbeat_interval
+        vector = self.vector()
+        state_hash = self._hashed[1] if self._hashed and self._hashed[0] == vector else b""
+        lamport = self.clock.tick()  # a promise: our next op is stamped later than this
+        for epoch in self.epochs.values():
+            epoch.hear(self.me, lamport)
+        self._outbox.append(
+            (
+                BROADCAST,
+                seal(self.key, heartbeat_body(self.table, self.me, lamport, vector, state_hash)),
+            )
+        )
+
+    def _on_heartbeat(self, hb: Heartbeat, source: Hashable, now: float) -> None:
+        theirs = dict(hb.vector)
+        own_seq = theirs.get(hb.sender, 0)
+        if self.delivered(hb.sender) >= own_seq:
+            for epoch in self.epochs.values():
+                epoch.hear(hb.sender, hb.lamport)
+        else:
+            self._waiting_hb[hb.sender] = (hb.lamport, own_seq)
+        vector = self.vector()
+        ours = self._hashed[1] if self._hashed and self._hashed[0] == vector else b""
+        if hb.vector == vector and hb.state_hash and ours and hb.state_hash != ours:
+            self.divergences += 1
+            self._events.append(DivergenceDetected(hb.sender, vector, ours, hb.state_hash))
+        missing = []
+        for author, seq in hb.vector:
+            have = self.delivered(author)
+            if author in self.dead:
+                seq = min(seq, self.dead[author] - 1)
+            if seq > have:
+                missing.append((author, have + 1, seq))
+        if missing:
+            self._request(source, missing[:16], now)
+        push: list[Op] = []
+        for author, log in self.logs.items():
+            has = theirs.get(author, 0)
+            if len(log) > has:
+                push.extend(log[has : has + MAX_PUSH - len(push)])
+            if len(push) >= MAX_PUSH:
+                break
+        self._send_ops(source, push)
+
+    def _apply_waiting_heartbeat(self, author: bytes) -> None:
+        waiting = self._waiting_hb.get(author)
+        if waiting and self.delivered(author) >= waiting[1]:
+            del self._waiting_hb[author]
+            for epoch in self.epochs.values():
+                epoch.hear(author, waiting[0])
+
+    def _request(
+        self, source: Hashable, ranges: Sequence[tuple[bytes, int, int]], now: float
+    ) -> None:
+        fresh = [r for r in ranges if now >= self._requested.get(r[0], -1.0)]
+        if not fresh:
+            return
+        for author, _, _ in fresh:
+            self._requested[author] = now + self.request_retry
+        self._outbox.append((source, seal(self.key, request_body(self.table, self.me, fresh))))
+
+    def _on_request(self, request: Request, source: Hashable, *, first_ops_only: bool) -> None:
+        """Serve ops from our logs. A stranger (a peer about to join) gets only first ops,
+        which carry keys: a forged request cannot make us flood someone else."""
+        ops: list[Op] = []
+        for author, first, last in request.ranges:
+            if first_ops_only:
+                first = last = 1
+            log = self.logs.get(author, [])
+            ops.extend(log[first - 1 : min(last, len(log), first - 1 + 64)])
+            if author in self.evidence:
+                ops.extend(self.evidence[author])
+        self._send_ops(source, ops)
+
+    def _send_ops(self, destination: Hashable, ops: Sequence[Op]) -> None:
+        """Pack ops into BATCH datagrams of at most 1200 bytes."""
+        batch: list[Op] = []
+        size = 0
+        for op in ops:
+            cost = len(op.body) + 64 + 8
+            if batch and (size + cost > 1000 or len(batch) >= MAX_BATCH):
+                self._outbox.append(
+                    (destination, seal(self.key, batch_body(self.table, self.me, batch)))
+                )
+                batch, size = [], 0
+            batch.append(op)
+            size += cost
+        if batch:
+            self._outbox.append(
+                (destination, seal(self.key, batch_body(self.table, self.me, batch)))
+            )
+
+
+__all__ = [
+    "BROADCAST",
+    "AuthorExpelled",
+    "DivergenceDetected",
+    "Member",
+    "OpDelivered",
+    "OpRejected",
+    "SyncEvent",
+    "SyncPeer",
+]

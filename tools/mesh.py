@@ -1,0 +1,274 @@
+"""`PeerMesh`: N table replicas over a fault-injecting in-memory link, in simulated time.
+
+The h11 `ConnectionPair` idea for a whole table. Every datagram a replica sends goes through
+`FaultyLink`, which may drop, duplicate, delay (and so reorder) it, or hold it back while a
+partition separates sender and receiver; all of it drawn from one seeded random source, so a
+schedule is replayed exactly by its seed. Bots sit at the players' seats and play through
+their own replica, as a person at that peer would. Nothing here touches a socket.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+import random
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+
+from nerts_p2p.bots import CASUAL, BotLevel, BotPlayer
+from nerts_p2p.errors import Rejection
+from nerts_p2p.position import state_hash
+from nerts_p2p.replica import (
+    Divergence,
+    GameEvent,
+    RaceLost,
+    RoundFinal,
+    TableReplica,
+)
+from nerts_p2p.rules import Rules
+from protocol.messages import PLAYER, SPECTATOR
+from protocol.signing import SigningKeyPair
+from protocol.sync import BROADCAST
+
+
+@dataclass(frozen=True)
+class Faults:
+    drop: float = 0.0
+    duplicate: float = 0.0
+    delay: tuple[float, float] = (0.001, 0.004)  # seconds; a spread reorders datagrams
+    #: (start, end, group): while start <= now < end, peers in `group` and the others
+    #: cannot reach each other.
+    partitions: tuple[tuple[float, float, frozenset[int]], ...] = ()
+
+    def partitioned(self, a: int, b: int, now: float) -> bool:
+        return any(
+            start <= now < end and ((a in group) != (b in group))
+            for start, end, group in self.partitions
+        )
+
+    def healed_at(self) -> float:
+        return max((end for _, end, _ in self.partitions), default=0.0)
+
+
+PERFECT = Faults()
+
+
+def seeded_bytes(label: str) -> Callable[[int], bytes]:
+    """A deterministic randomness source for one peer (tests only; real peers use the OS)."""
+    counter = 0
+
+    def draw(n: int) -> bytes:
+        nonlocal counter
+        out = b""
+        while len(out) < n:
+            counter += 1
+            out += hashlib.sha256(f"{label}/{counter}".encode()).digest()
+        return out[:n]
+
+    return draw
+
+
+@dataclass
+class MeshStats:
+    sent: int = 0
+    dropped: int = 0
+    duplicated: int = 0
+    bytes_sent: int = 0
+    rejected_intents: int = 0
+    races_lost: int = 0
+
+
+@dataclass
+class PeerMesh:
+    players: int
+    rules: Rules
+    seed: int = 0
+    faults: Faults = PERFECT
+    spectators: int = 0
+    levels: tuple[BotLevel, ...] = ()
+    heartbeat: float = 0.075
+    now: float = 0.0
+    stats: MeshStats = field(default_factory=MeshStats)
+
+    def __post_init__(self) -> None:
+        self.rng = random.Random(f"mesh/{self.seed}")
+        self._queue: list[tuple[float, int, str, int, object]] = []
+        self._counter = 0
+        keys = [
+            SigningKeyPair(hashlib.sha256(f"key/{self.seed}/{i}".encode()).digest())
+            for i in range(self.players + self.spectators)
+        ]
+        host = TableReplica.open_table(
+            keys[0],
+            name="p0",
+            rules=self.rules,
+            spectators=True,
+            randomness=seeded_bytes(f"{self.seed}/0"),
+            heartbeat_interval=self.heartbeat,
+        )
+        self.replicas: list[TableReplica] = [host]
+        for i in range(1, self.players + self.spectators):
+            role = PLAYER if i < self.players else SPECTATOR
+            replica = TableReplica.joining(
+                keys[i],
+                host.sync.table,
+                name=f"p{i}",
+                role=role,
+                randomness=seeded_bytes(f"{self.seed}/{i}"),
+                heartbeat_interval=self.heartbeat,
+            )
+            replica.request_table(host.me, 0, 0.0)
+            self.replicas.append(replica)
+        levels = self.levels or (CASUAL,) * self.players
+        self.bots = [
+            BotPlayer(levels[i], -1, random.Random(f"bot/{self.seed}/{i}"))
+            for i in range(self.players)
+        ]
+        self.events: list[list[GameEvent]] = [[] for _ in self.replicas]
+        self.finals: list[dict[int, RoundFinal]] = [{} for _ in self.replicas]
+        for i in range(len(self.replicas)):
+            self._schedule(self.rng.random() * self.heartbeat, "tick", i, None)
+            if i < self.players:
+                self._schedule(1.0 + self.rng.random(), "bot", i, None)
+        self._flush_all()
+
+    # --- the event loop ----------------------------------------------------------------
+
+    def _schedule(self, at: float, kind: str, peer: int, payload: object) -> None:
+        self._counter += 1
+        heapq.heappush(self._queue, (at, self._counter, kind, peer, payload))
+
+    def _send(self, sender: int, destination: Hashable, datagram: bytes) -> None:
+        targets = (
+            [i for i in range(len(self.replicas)) if i != sender]
+            if destination == BROADCAST
+            else [destination]
+        )
+        for target in targets:
+            assert isinstance(target, int)
+            self.stats.sent += 1
+            self.stats.bytes_sent += len(datagram)
+            if self.faults.partitioned(sender, target, self.now):
+                self.stats.dropped += 1
+                continue
+            if self.rng.random() < self.faults.drop:
+                self.stats.dropped += 1
+                continue
+            copies = 2 if self.rng.random() < self.faults.duplicate else 1
+            self.stats.duplicated += copies - 1
+            for _ in range(copies):
+                low, high = self.faults.delay
+                self._schedule(
+                    self.now + low + self.rng.random() * (high - low),
+                    "deliver",
+                    target,
+                    (sender, datagram),
+                )
+
+    def _flush(self, peer: int) -> None:
+        replica = self.replicas[peer]
+        for destination, datagram in replica.outgoing():
+            self._send(peer, destination, datagram)
+        for event in replica.events():
+            self.events[peer].append(event)
+            if isinstance(event, RoundFinal):
+                self.finals[peer][event.round] = event
+            elif isinstance(event, RaceLost):
+                self.stats.races_lost += 1
+
+    def _flush_all(self) -> None:
+        for i in range(len(self.replicas)):
+            self._flush(i)
+
+    def step(self) -> bool:
+        if not self._queue:
+            return False
+        at, _, kind, peer, payload = heapq.heappop(self._queue)
+        self.now = max(self.now, at)
+        replica = self.replicas[peer]
+        if kind == "deliver":
+            sender, datagram = payload  # type: ignore[misc]
+            replica.receive(datagram, sender, self.now)
+        elif kind == "tick":
+            replica.tick(self.now)
+            self._schedule(self.now + self.heartbeat, "tick", peer, None)
+        elif kind == "bot":
+            self._bot_turn(peer)
+        self._lobby(peer)
+        self._flush(peer)
+        return True
+
+    def _bot_turn(self, peer: int) -> None:
+        replica, bot = self.replicas[peer], self.bots[peer]
+        rnd, seat = replica.current_round, replica.seat
+        delay = 0.5
+        if (
+            rnd is not None
+            and seat is not None
+            and rnd.final is None
+            and rnd.state.ended_by is None
+        ):
+            bot.seat = seat
+            move = bot.act(rnd.state)
+            delay = bot.delay(move)
+            if move is not None:
+                result = replica.play(move)
+                if isinstance(result, Rejection):
+                    self.stats.rejected_intents += 1
+        self._schedule(self.now + delay, "bot", peer, None)
+
+    def _lobby(self, peer: int) -> None:
+        """What each person does between rounds: join, say ready, and (the host) start."""
+        replica = self.replicas[peer]
+        if not replica.is_member and replica.sync.open_op is not None:
+            replica.join()
+        if not replica.is_member or replica.role != PLAYER:
+            return
+        rounds = replica.rounds
+        last = max(rounds) if rounds else 0
+        if last and rounds[last].final is None:
+            return
+        if rounds and rounds[last].final and rounds[last].final.match_winner is not None:
+            return
+        if last + 1 not in replica.my_secrets and last < self.max_rounds:
+            replica.ready()
+        if peer == 0 and len(replica.ready_players(last + 1)) == self.players:
+            replica.start()
+
+    max_rounds: int = 1
+
+    def run(self, *, until: float, rounds: int = 1) -> None:
+        """Run until `rounds` rounds are final on every peer, or simulated time `until`."""
+        self.max_rounds = rounds
+        while self.now < until and self.step():
+            if all(len(f) >= rounds for f in self.finals) or self._match_over():
+                break
+        # Let the heartbeats settle so every peer has every op.
+        settle = self.now + 10 * self.heartbeat
+        while self.now < settle and self.step():
+            pass
+
+    def _match_over(self) -> bool:
+        return all(
+            f and max(f.values(), key=lambda e: e.round).match_winner is not None
+            for f in self.finals
+        )
+
+    # --- what tests look at --------------------------------------------------------------
+
+    def state_hashes(self) -> list[str]:
+        out = []
+        for replica in self.replicas:
+            rnd = replica.current_round
+            out.append(state_hash(rnd.state) if rnd else "")
+        return out
+
+    def stable_hashes(self) -> list[str]:
+        out = []
+        for replica in self.replicas:
+            rnd = replica.current_round
+            out.append(state_hash(rnd.stable_state) if rnd else "")
+        return out
+
+    def divergences(self) -> int:
+        return sum(isinstance(e, Divergence) for events in self.events for e in events)

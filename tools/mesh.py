@@ -92,7 +92,7 @@ class PeerMesh:
 
     def __post_init__(self) -> None:
         self.rng = random.Random(f"mesh/{self.seed}")
-        self._queue: list[tuple[float, int, str, int, object]] = []
+        self._queue: list[tuple[float, int, str, int, tuple[int, bytes] | None]] = []
         self._counter = 0
         keys = [
             SigningKeyPair(hashlib.sha256(f"key/{self.seed}/{i}".encode()).digest())
@@ -134,7 +134,7 @@ class PeerMesh:
 
     # --- the event loop ----------------------------------------------------------------
 
-    def _schedule(self, at: float, kind: str, peer: int, payload: object) -> None:
+    def _schedule(self, at: float, kind: str, peer: int, payload: tuple[int, bytes] | None) -> None:
         self._counter += 1
         heapq.heappush(self._queue, (at, self._counter, kind, peer, payload))
 
@@ -186,8 +186,8 @@ class PeerMesh:
         at, _, kind, peer, payload = heapq.heappop(self._queue)
         self.now = max(self.now, at)
         replica = self.replicas[peer]
-        if kind == "deliver":
-            sender, datagram = payload  # type: ignore[misc]
+        if kind == "deliver" and payload is not None:
+            sender, datagram = payload
             replica.receive(datagram, sender, self.now)
         elif kind == "tick":
             replica.tick(self.now)
@@ -226,9 +226,8 @@ class PeerMesh:
             return
         rounds = replica.rounds
         last = max(rounds) if rounds else 0
-        if last and rounds[last].final is None:
-            return
-        if rounds and rounds[last].final and rounds[last].final.match_winner is not None:
+        final = rounds[last].final if last else None
+        if last and (final is None or final.match_winner is not None):
             return
         if last + 1 not in replica.my_secrets and last < self.max_rounds:
             replica.ready()

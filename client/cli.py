@@ -140,6 +140,10 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         from nerts_p2p.bench import engine_benchmarks
 
         results = engine_benchmarks(repeats=args.repeats)
+    elif args.what == "sync":
+        from tools.bench_sync import sync_benchmarks
+
+        results = sync_benchmarks(repeats=args.repeats)
     elif args.what == "bots":
         from nerts_p2p.bench import bot_ladder
 
@@ -204,7 +208,7 @@ def build_parser() -> argparse.ArgumentParser:
     pos.set_defaults(run=_cmd_position)
 
     bench = sub.add_parser("bench", help="benchmarks (medians of repeated runs)")
-    bench.add_argument("what", choices=("engine", "bots"))
+    bench.add_argument("what", choices=("engine", "sync", "bots"))
     bench.add_argument("--repeats", type=int, default=7, help="engine: runs per measure")
     bench.add_argument("--rounds", type=int, default=300, help="bots: rounds per pairing")
     bench.add_argument("--json", action="store_true")

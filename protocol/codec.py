@@ -123,27 +123,30 @@ def _map_in_canonical_order(pairs: list[tuple[object, object]]) -> dict[object, 
     return dict(pairs)
 
 
-def _check_plain(value: object) -> None:
+_PLAIN_SCALARS: frozenset[type] = frozenset({type(None), bool, int, str, bytes})
+
+
+def _check_plain(value: object, depth: int = 0) -> None:
     """Refuse floats, leftover extension values and nesting deeper than MAX_DEPTH.
 
-    Iterative on purpose: msgpack will happily build a thousand nested arrays from a
-    1200-byte datagram, which a recursive walk could not even look at.
+    Recursive, but never deeper than MAX_DEPTH: the depth is checked before descending, so the
+    thousand nested arrays msgpack can build from a 1200-byte datagram are refused at level 16.
+    Scalars are skipped without a call, which keeps the common case (a flat op body) cheap.
     """
-    stack: list[tuple[object, int]] = [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        kind = type(item)
-        if item is None or kind is bool or kind is int or kind is str or kind is bytes:
-            continue
-        if isinstance(item, list | dict):
-            if depth >= MAX_DEPTH:
-                raise _RejectedError(f"nested deeper than {MAX_DEPTH} levels")
-            children = item.values() if isinstance(item, dict) else item
-            stack.extend((child, depth + 1) for child in children)
-            continue
-        if kind is float:
-            raise _RejectedError("floats are not allowed")
-        raise _RejectedError(f"{kind.__name__} values are not allowed")
+    kind = type(value)
+    if kind in _PLAIN_SCALARS:
+        return
+    if isinstance(value, list | dict):
+        if depth >= MAX_DEPTH:
+            raise _RejectedError(f"nested deeper than {MAX_DEPTH} levels")
+        children = value.values() if isinstance(value, dict) else value
+        for child in children:
+            if type(child) not in _PLAIN_SCALARS:
+                _check_plain(child, depth + 1)
+        return
+    if kind is float:
+        raise _RejectedError("floats are not allowed")
+    raise _RejectedError(f"{kind.__name__} values are not allowed")
 
 
 def unpack_bounded(data: bytes, *, max_len: int = MAX_DATAGRAM, canonical: bool = False) -> object:

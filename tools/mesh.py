@@ -89,6 +89,8 @@ class PeerMesh:
     heartbeat: float = 0.075
     now: float = 0.0
     stats: MeshStats = field(default_factory=MeshStats)
+    #: While set, bots make no moves (to measure how the mesh settles on its own).
+    bots_paused: bool = False
 
     def __post_init__(self) -> None:
         self.rng = random.Random(f"mesh/{self.seed}")
@@ -252,6 +254,32 @@ class PeerMesh:
             f and max(f.values(), key=lambda e: e.round).match_winner is not None
             for f in self.finals
         )
+
+    def add_spectator(self, name: str = "late") -> TableReplica:
+        """A spectator who arrives now: it asks the host for the table and catches up."""
+        index = len(self.replicas)
+        key = SigningKeyPair(hashlib.sha256(f"key/{self.seed}/{name}".encode()).digest())
+        host = self.replicas[0]
+        replica = TableReplica.joining(
+            key,
+            host.sync.table,
+            name=name,
+            role=SPECTATOR,
+            randomness=seeded_bytes(f"{self.seed}/{name}"),
+            heartbeat_interval=self.heartbeat,
+        )
+        replica.request_table(host.me, 0, self.now)
+        self.replicas.append(replica)
+        self.events.append([])
+        self.finals.append({})
+        self._schedule(self.now, "tick", index, None)
+        self._flush(index)
+        return replica
+
+    def run_for(self, seconds: float) -> None:
+        end = self.now + seconds
+        while self.now < end and self.step():
+            pass
 
     # --- what tests look at --------------------------------------------------------------
 

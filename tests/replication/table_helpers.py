@@ -1,0 +1,153 @@
+"""A table of replicas with chosen deals and hand-controlled delivery, for race tests.
+
+`ManualTable` delivers nothing until told to: a test can let two players act "at the same
+moment" (neither has seen the other's op) and then let everything through.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Hashable, Sequence
+
+from nerts_p2p.cards import face_index, parse_face
+from nerts_p2p.deck import deal_seat
+from nerts_p2p.replica import GameEvent, TableReplica
+from nerts_p2p.rules import Rules
+from protocol.messages import PLAYER
+from protocol.signing import SigningKeyPair
+from protocol.sync import BROADCAST
+
+
+def seed_showing(
+    rules: Rules,
+    wanted: Sequence[str],
+    *,
+    in_work: Sequence[str] = (),
+    nerts_top: str | None = None,
+    label: str = "",
+) -> bytes:
+    """A deal seed whose face-up cards include `wanted` (anywhere), `in_work` (on work
+    piles) and `nerts_top` (as the Nerts top)."""
+    for n in range(200_000):
+        seed = hashlib.sha256(f"search/{label}/{n}".encode()).digest()
+        deal = deal_seat(rules, 0, seed)
+        shown = {deal.nerts[-1] & 63, *(c & 63 for c in deal.work)}
+        work = {c & 63 for c in deal.work}
+        top_ok = nerts_top is None or deal.nerts[-1] & 63 == parse_face(nerts_top)
+        if (
+            top_ok
+            and all(parse_face(w) in shown for w in wanted)
+            and all(parse_face(w) in work for w in in_work)
+        ):
+            return seed
+    raise AssertionError(f"no seed shows {wanted} {in_work}")
+
+
+def fixed_randomness(seed: bytes, label: str) -> Callable[[int], bytes]:
+    """Hands out `seed` for the first 32-byte draw (the deal), then deterministic bytes."""
+    handed = False
+    counter = 0
+
+    def draw(n: int) -> bytes:
+        nonlocal handed, counter
+        if n == 32 and not handed:
+            handed = True
+            return seed
+        counter += 1
+        return hashlib.sha256(f"{label}/{counter}".encode()).digest()[:n]
+
+    return draw
+
+
+class ManualTable:
+    """Players 0..n-1 (0 is the host); seat i is played by `players[i]` (keys are chosen so
+    that the host's seat order, by key id, matches the player index)."""
+
+    def __init__(self, rules: Rules, seeds: Sequence[bytes], *, spectators: int = 0) -> None:
+        self.now = 0.0
+        keys = _keys_in_seat_order(len(seeds) + spectators)
+        self.players: list[TableReplica] = []
+        host = TableReplica.open_table(
+            keys[0],
+            name="p0",
+            rules=rules,
+            spectators=True,
+            randomness=fixed_randomness(seeds[0], "host"),
+        )
+        self.players.append(host)
+        for i in range(1, len(seeds) + spectators):
+            role = PLAYER if i < len(seeds) else 1
+            seed = seeds[i] if i < len(seeds) else bytes(32)
+            replica = TableReplica.joining(
+                keys[i],
+                host.sync.table,
+                name=f"p{i}",
+                role=role,
+                randomness=fixed_randomness(seed, f"p{i}"),
+            )
+            self.players.append(replica)
+        self.queue: list[tuple[int, Hashable, bytes]] = []
+        self.events: list[list[GameEvent]] = [[] for _ in self.players]
+        for replica in self.players[1:]:
+            replica.request_table(host.me, 0, 0.0)
+        self.collect()
+        self.deliver_all()
+        for replica in self.players[1:]:
+            replica.join()
+        self.collect()
+        self.deliver_all()
+
+    def collect(self, only: Sequence[int] | None = None) -> None:
+        """Take what replicas want to send into the queue (nothing is delivered yet)."""
+        for i, replica in enumerate(self.players):
+            if only is not None and i not in only:
+                continue
+            for destination, datagram in replica.outgoing():
+                self.queue.append((i, destination, datagram))
+            self.events[i].extend(replica.events())
+
+    def deliver_all(self) -> None:
+        while self.queue:
+            queue, self.queue = self.queue, []
+            for sender, destination, datagram in queue:
+                targets = range(len(self.players)) if destination == BROADCAST else [destination]
+                for target in targets:
+                    assert isinstance(target, int)
+                    if target != sender:
+                        self.players[target].receive(datagram, sender, self.now)
+            self.collect()
+
+    def settle(self, seconds: float = 1.0) -> None:
+        """Heartbeats for a while, everything delivered: ops become stable."""
+        end = self.now + seconds
+        while self.now < end:
+            self.now += 0.05
+            for replica in self.players:
+                replica.tick(self.now)
+            self.collect()
+            self.deliver_all()
+
+    def start_round(self) -> None:
+        for replica in self.players:
+            if replica.role == PLAYER:
+                replica.ready()
+        self.collect()
+        self.deliver_all()
+        self.players[0].start()
+        self.collect()
+        self.deliver_all()
+
+
+def _keys_in_seat_order(count: int) -> list[SigningKeyPair]:
+    keys = [
+        SigningKeyPair(hashlib.sha256(f"seatkey/{i}".encode()).digest()) for i in range(count * 3)
+    ]
+    keys.sort(key=lambda k: k.key_id)
+    return keys[:count]
+
+
+def face(text: str) -> int:
+    return parse_face(text)
+
+
+__all__ = ["ManualTable", "face", "face_index", "fixed_randomness", "seed_showing"]

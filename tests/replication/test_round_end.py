@@ -1,0 +1,114 @@
+"""How a replicated round ends: cards in the air, all stuck, reveals and the audit."""
+
+from __future__ import annotations
+
+from nerts_p2p.moves import FROM_NERTS, NEW_FOUNDATION, Move
+from nerts_p2p.position import state_hash
+from nerts_p2p.replica import RoundEnded, RoundFinal
+from nerts_p2p.rules import Rules
+from protocol.messages import Kind
+from tests.replication.table_helpers import ManualTable, seed_showing
+
+
+def _finals(table: ManualTable) -> list[RoundFinal]:
+    out = []
+    for events in table.events:
+        finals = [e for e in events if isinstance(e, RoundFinal)]
+        assert len(finals) == 1, "every peer finishes the round exactly once"
+        out.append(finals[0])
+    return out
+
+
+def test_a_move_in_the_air_counts_and_a_move_after_seeing_the_call_does_not() -> None:
+    rules = Rules(seats=2, nerts_size=1)  # one card in the Nerts pile: an ace, played at once
+    seeds = [
+        seed_showing(rules, [], nerts_top="AS", label="caller"),
+        seed_showing(rules, [], label="other"),
+    ]
+    table = ManualTable(rules, seeds)
+    table.start_round()
+    caller, other = table.players
+    rnd = caller.current_round
+    assert rnd is not None
+    ace = rnd.state.seats[0].nerts_up[-1]
+    caller.play(Move(0, "play", ace, FROM_NERTS, "f", NEW_FOUNDATION))
+    caller.play(Move(0, "nerts"))
+    # The other seat turns its stock before the call reaches it, stamped after the call.
+    for _ in range(5):
+        other.sync.clock.tick()
+    other.play(Move(1, "turn"))
+    table.collect()
+    table.deliver_all()
+    # Now it has seen the call; a peer that moves anyway (a modified client) does not count.
+    late = other.sync.author(Kind.MOVE, 1, "turn")
+    table.collect()
+    table.deliver_all()
+    table.settle(2.0)
+    for player in table.players:
+        r = player.current_round
+        assert r is not None
+        assert r.state.ended_by == "nerts"
+        assert r.state.called_by == 0
+        assert len(r.state.seats[1].waste) == 3, "the move in the air counted"
+        late_step = next(s for s in r.steps if s.op is not None and s.op.hash == late.hash)
+        assert not late_step.applied
+        assert late_step.reason == "the round was over when this was played"
+    finals = _finals(table)
+    assert {f.scores for f in finals} == {finals[0].scores}
+    assert not finals[0].cheaters
+    assert finals[0].scores[0].score == 1  # its ace on a foundation, nothing left in Nerts
+
+
+def test_all_stuck_twice_ends_the_round_as_stalemate_on_every_peer() -> None:
+    rules = Rules(seats=2)
+    table = ManualTable(rules, [seed_showing(rules, [], label=f"s{i}") for i in range(2)])
+    table.start_round()
+    for seat in (0, 1):
+        table.players[seat].play(Move(seat, "turn"))
+    table.collect()
+    table.deliver_all()
+    for seat in (0, 1):
+        table.players[seat].play(Move(seat, "stuck"))
+        table.collect()
+        table.deliver_all()
+    first = table.players[0].current_round
+    assert first is not None
+    assert first.state.rotations == 1
+    assert first.state.ended_by is None
+    assert first.state.seats[0].waste == ()  # waste went back under the stock
+    for seat in (0, 1):
+        table.players[seat].play(Move(seat, "stuck"))
+        table.collect()
+        table.deliver_all()
+    table.settle(2.0)
+    ended = [e for events in table.events for e in events if isinstance(e, RoundEnded)]
+    assert {(e.ended_by, e.called_by) for e in ended} == {("stalemate", None)}
+    finals = _finals(table)
+    assert len({f.totals for f in finals}) == 1
+    # Nothing reached a foundation: each seat loses two points per Nerts card.
+    assert [s.score for s in finals[0].scores] == [-26, -26]
+    hashes = {state_hash(p.current_round.state) for p in table.players if p.current_round}
+    assert len(hashes) == 1
+
+
+def test_a_spectator_folds_the_round_and_reaches_the_same_result() -> None:
+    rules = Rules(seats=2, nerts_size=1)
+    seeds = [
+        seed_showing(rules, [], nerts_top="AD", label="c2"),
+        seed_showing(rules, [], label="o2"),
+    ]
+    table = ManualTable(rules, seeds, spectators=1)
+    table.start_round()
+    caller = table.players[0]
+    rnd = caller.current_round
+    assert rnd is not None
+    caller.play(Move(0, "play", rnd.state.seats[0].nerts_up[-1], FROM_NERTS, "f", NEW_FOUNDATION))
+    caller.play(Move(0, "nerts"))
+    table.collect()
+    table.deliver_all()
+    table.settle(2.0)
+    finals = _finals(table)
+    assert finals[2] == finals[0]
+    spectator = table.players[2]
+    assert spectator.seat is None
+    assert spectator.play(Move(0, "turn")).reason.value == "no_such_seat"  # type: ignore[union-attr]

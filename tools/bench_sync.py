@@ -1,0 +1,145 @@
+"""Replication benchmarks (`nerts-p2p bench sync`). Measurements, not tests: medians of
+repeated runs with their spread, rates compared as ratios within one run."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+
+from nerts_p2p.bots import CASUAL
+from nerts_p2p.position import state_hash
+from nerts_p2p.rules import Rules
+from protocol.messages import Kind
+from protocol.signing import verify
+from protocol.sync import SyncPeer
+from tools.mesh import Faults, PeerMesh
+
+
+def _summary(values: list[float]) -> dict[str, float]:
+    values = sorted(values)
+    return {
+        "median": statistics.median(values),
+        "min": values[0],
+        "max": values[-1],
+        "runs": float(len(values)),
+    }
+
+
+def _rate(run: Callable[[], int], repeats: int) -> dict[str, float]:
+    rates = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        count = run()
+        rates.append(count / (time.perf_counter() - start))
+    return _summary(rates)
+
+
+def _recorded_round(seed: int) -> PeerMesh:
+    mesh = PeerMesh(players=4, rules=Rules(seats=4), seed=seed, levels=(CASUAL,) * 4)
+    mesh.run(until=1200, rounds=1)
+    return mesh
+
+
+def gate_benchmarks(repeats: int, seed: int = 1) -> dict[str, dict[str, float]]:
+    mesh = _recorded_round(seed)
+    host = mesh.replicas[0]
+    all_ops = [op for log in host.sync.logs.values() for op in log]
+    moves = [op for op in all_ops if op.kind == Kind.MOVE]
+    datagrams = [op.datagram() for op in all_ops]
+    # Deliver in an order every receiver accepts: by Lamport time (causal order).
+    datagrams = [op.datagram() for op in sorted(all_ops, key=lambda o: (o.lamport, o.author))]
+    keys = host.sync.keys
+
+    def raw_verify() -> int:
+        for op in moves:
+            verify(keys[op.author], op.body, op.signature)
+        return len(moves)
+
+    def full_gate() -> int:
+        # A fresh peer takes every op of the round through the whole gate: size, rate
+        # limit, unpack, schema, table, signature, chain, Lamport, membership, order.
+        peer = SyncPeer(mesh.replicas[-1].sync.key, host.sync.table, rate_per_s=1e9, burst=10**9)
+        for datagram in datagrams:
+            peer.receive(datagram, "bench", 0.0)
+        assert peer.vector() == host.sync.vector(), "the bench peer missed ops"
+        return len(datagrams)
+
+    def sign() -> int:
+        from protocol.messages import seal_op
+
+        author = host.sync.key
+        for op in moves[:200]:
+            body = [
+                int(op.kind),
+                op.table,
+                author.key_id,
+                op.seq,
+                op.prev,
+                op.lamport,
+                op.epoch,
+                list(op.round_deps),
+                op.payload,
+            ]
+            seal_op(author, body)
+        return min(200, len(moves))
+
+    raw = _rate(raw_verify, repeats)
+    gate = _rate(full_gate, repeats)
+    sizes = [len(op.datagram()) for op in moves]
+    return {
+        "raw_ed25519_verify_per_s": raw,
+        "full_gate_ops_per_s": gate,
+        "gate_cost_over_bare_verify": {
+            "median": raw["median"] / gate["median"],
+            "min": raw["min"] / gate["max"],
+            "max": raw["max"] / gate["min"],
+            "runs": gate["runs"],
+        },
+        "ops_signed_per_s": _rate(sign, repeats),
+        "bytes_per_move_datagram": _summary([float(s) for s in sizes]),
+    }
+
+
+def fold_benchmark(repeats: int, seed: int = 1) -> dict[str, float]:
+    mesh = _recorded_round(seed)
+    rnd = mesh.replicas[1].current_round
+    assert rnd is not None
+
+    def refold() -> int:
+        rnd.fold_from(0)
+        return len(rnd.steps)
+
+    return _rate(refold, repeats)
+
+
+def heal_time(seed: int, heartbeat: float = 0.075) -> float:
+    """Simulated seconds from the end of a partition to equal vectors and equal stable
+    hashes on every peer (bots paused at the heal, so nothing new is authored)."""
+    partition_end = 12.0
+    link = Faults(
+        drop=0.0, delay=(0.001, 0.004), partitions=((4.0, partition_end, frozenset({0, 1})),)
+    )
+    mesh = PeerMesh(players=4, rules=Rules(seats=4), seed=seed, faults=link, heartbeat=heartbeat)
+    mesh.max_rounds = 1
+    while mesh.now < partition_end and mesh.step():
+        pass
+    mesh.bots_paused = True
+    while mesh.step():
+        vectors = {r.sync.vector() for r in mesh.replicas}
+        stable = set(mesh.stable_hashes())
+        full = {state_hash(r.current_round.state) for r in mesh.replicas if r.current_round}
+        if len(vectors) == 1 and len(stable) == 1 and stable == full:
+            return mesh.now - partition_end
+        if mesh.now > partition_end + 60:
+            break
+    raise AssertionError("the mesh did not settle within a minute of simulated time")
+
+
+def sync_benchmarks(repeats: int = 5) -> dict[str, dict[str, float]]:
+    results = gate_benchmarks(repeats)
+    results["ops_folded_per_s"] = fold_benchmark(repeats)
+    heals = [heal_time(seed) for seed in range(repeats)]
+    results["heal_to_equal_stable_hash_s"] = _summary(heals)
+    results["heal_in_heartbeat_intervals"] = _summary([h / 0.075 for h in heals])
+    return results

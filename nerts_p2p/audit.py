@@ -62,6 +62,11 @@ def audit_round(
     for index, (move, in_the_air) in enumerate(ops):
         result = apply(state, move, in_the_air=in_the_air)
         if isinstance(result, Rejection) and result.reason == RejectReason.REVEAL_MISMATCH:
+            # Judge only reveals the round accepted: a move the public fold rejected anyway
+            # (partners turning the same stock at once, say) put no false card on the table.
+            public = apply(redact_seat(state, move.seat), move, in_the_air=in_the_air)
+            if isinstance(public, Rejection):
+                continue
             expected = [slot_card(s) for s in reveals_needed(state, move) if s <= -2]
             mismatches.append(
                 RevealMismatch(
@@ -74,7 +79,7 @@ def audit_round(
             )
             # Once caught, the seat's later reveals are taken at its word, as the fold did.
             state = redact_seat(state, move.seat)
-            result = apply(state, move, in_the_air=in_the_air)
+            result = public
         if not isinstance(result, Rejection):
             state = result
     diverged = public_end is not None and position_text(state) != position_text(public_end)

@@ -330,13 +330,19 @@ def exposed_ace(seat: SeatState) -> int | None:
     return None
 
 
+_IN_THE_AIR = (PLAY, TURN, RECYCLE, ROTATE)
+
+
 def apply(state: GameState, move: Move, *, in_the_air: bool = False) -> GameState | Rejection:
     """The state after `move`, or why it has no effect.
 
     `in_the_air` lets a card move count after the round ended: the replication layer sets
-    it for moves whose author had not seen the Nerts call (DESIGN.md section 3)."""
+    it for moves whose author had not seen the Nerts call (DESIGN.md section 3). The stock
+    moves that lead to a card move (turn, recycle, rotate) count too, or a seat that had to
+    turn its waste over would lose a card that another seat's identical play keeps; `stuck`
+    and `nerts` mean nothing once play has ended."""
     seat_no = move.seat
-    if state.ended_by is not None and not (in_the_air and move.action in (PLAY, TURN)):
+    if state.ended_by is not None and not (in_the_air and move.action in _IN_THE_AIR):
         return _reject(R.ROUND_OVER, "the round is over")
     if not 0 <= seat_no < len(state.seats):
         return _reject(R.NO_SUCH_SEAT, f"there is no seat {seat_no} at this table")

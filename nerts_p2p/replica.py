@@ -25,15 +25,17 @@ from dataclasses import dataclass, field
 from nerts_p2p.audit import AuditReport, audit_round
 from nerts_p2p.cards import make_card
 from nerts_p2p.deck import deal_seat
-from nerts_p2p.engine import apply, complete, public_start
+from nerts_p2p.engine import apply, complete, public_start, shown_cards
 from nerts_p2p.errors import NertsError, NotationError, Rejection, RejectReason
 from nerts_p2p.moves import TO_FOUNDATION, Move, move_text, parse_move
 from nerts_p2p.position import state_digest
 from nerts_p2p.rules import Rules
 from nerts_p2p.scoring import SeatScore, score_round
 from nerts_p2p.state import GameState
+from protocol.errors import RemoteProtocolError
 from protocol.messages import PLAYER, SPECTATOR, Kind, Op
 from protocol.order import EpochLog
+from protocol.sealed import open_from, seal_for
 from protocol.signing import SigningKeyPair
 from protocol.sync import (
     AuthorExpelled,
@@ -151,6 +153,7 @@ class ReplicatedRound:
     reveals: dict[bytes, tuple[bytes, bytes]] = field(default_factory=dict)
     final: RoundFinal | None = None
     revealed: bool = False
+    shared: bool = False  # partnerships: our seed went to our partner
 
     def __post_init__(self) -> None:
         if not self.states:
@@ -369,13 +372,14 @@ class TableReplica:
         number = (max(self.rounds) if self.rounds else 0) + 1
         if self.rounds and self.rounds[number - 1].final is None:
             raise NertsError(f"round {number - 1} is not final yet")
-        players = self.ready_players(number)[: rules.seats]
-        if len(players) < 2:
-            raise NertsError("a round needs at least two ready players")
-        seated = Rules.from_dict({**rules.to_dict(), "seats": len(players)})
-        op = self.sync.author(
-            Kind.START, number, [players, list(range(len(players))), rules_to_wire(seated)]
-        )
+        per_seat = 2 if rules.partnerships else 1
+        players = self.ready_players(number)[: rules.seats * per_seat]
+        players = players[: len(players) - len(players) % per_seat]
+        if len(players) < 2 * per_seat:
+            raise NertsError(f"a round needs at least {2 * per_seat} ready players")
+        seats = [i // per_seat for i in range(len(players))]
+        seated = Rules.from_dict({**rules.to_dict(), "seats": len(players) // per_seat})
+        op = self.sync.author(Kind.START, number, [players, seats, rules_to_wire(seated)])
         self._after_sync()
         return op
 
@@ -386,10 +390,17 @@ class TableReplica:
         seat = self.seat
         if rnd is None or seat is None or move.seat != seat:
             return Rejection(RejectReason.NO_SUCH_SEAT, "you have no seat in this round")
-        result = apply(rnd.state, move)
+        try:
+            completed = complete(rnd.state, move)
+        except NertsError:
+            return Rejection(
+                RejectReason.MISSING_REVEAL,
+                "your partner's deal has not reached "
+                "you yet: you cannot turn up cards of this seat",
+            )
+        result = apply(rnd.state, completed)
         if isinstance(result, Rejection):
             return result
-        completed = complete(rnd.state, move)
         payload = move_text(completed).split(" ", 1)[1]
         op = self.sync.author(Kind.MOVE, rnd.number, payload)
         self._after_sync()
@@ -440,6 +451,13 @@ class TableReplica:
             return
         if op.kind == Kind.REVEAL:
             rnd.reveals[op.author] = (op.payload[0], op.payload[1])
+        elif (
+            op.kind == Kind.SEED_SHARE
+            and op.payload[0] == self.me
+            and self._take_partner_seed(rnd, op)
+        ):
+            refold[op.epoch] = 0
+            return
         position = event.position
         if op.epoch in refold:
             refold[op.epoch] = min(refold[op.epoch], position)
@@ -520,6 +538,8 @@ class TableReplica:
         for rnd in self.rounds.values():
             if rnd.final is not None:
                 continue
+            if not rnd.shared and rnd.rules.partnerships:
+                self._share_seed(rnd)
             if (
                 not rnd.revealed
                 and self.me in rnd.seat_of
@@ -528,12 +548,59 @@ class TableReplica:
             ):
                 rnd.revealed = True
                 seed, salt = self.my_secrets[rnd.number]
-                self.sync.author(Kind.REVEAL, rnd.number, [seed, salt])
-                for event in self.sync.events():  # our own REVEAL, delivered at once
-                    if isinstance(event, OpDelivered) and event.position is not None:
-                        self._on_delivered(event, {})
+                self._author_now(Kind.REVEAL, rnd.number, [seed, salt])
             if rnd.end_is_stable() and self._reveals_stable(rnd):
                 self._finish(rnd)
+
+    def _take_partner_seed(self, rnd: ReplicatedRound, op: Op) -> bool:
+        """Our partner (the seat's dealer) sealed the seat's seed to us: from now on we know
+        the seat's face-down cards too. True if our view of the round was rebuilt."""
+        seat = rnd.seat_of.get(self.me)
+        if seat is None or rnd.dealer.get(seat) != op.author or op.author == self.me:
+            self._events.append(
+                ProtocolViolation(op.author, "a seed share from someone who does not deal our seat")
+            )
+            return False
+        try:
+            secret = open_from(self.sync.key, self.sync.keys[op.author], op.payload[1])
+        except RemoteProtocolError as exc:
+            self._events.append(ProtocolViolation(op.author, exc.message))
+            return False
+        seed, salt = secret[:32], secret[32:]
+        if deal_commitment(seed, salt) != rnd.commitments[op.author]:
+            self._events.append(
+                ProtocolViolation(
+                    op.author, "the shared seed does not match the partner's commitment"
+                )
+            )
+            return False
+        shown = [list(shown_cards(rnd.start_state, s)) for s in range(rnd.rules.seats)]
+        rnd.start_state = public_start(rnd.rules, shown, own_seat=seat, own_seed=seed)
+        rnd.states = [rnd.start_state]
+        del rnd.steps[:]
+        rnd.end_position = None
+        return True
+
+    def _share_seed(self, rnd: ReplicatedRound) -> None:
+        """As a seat's dealer, seal the seed to our partner, once."""
+        rnd.shared = True
+        seat = rnd.seat_of.get(self.me)
+        if seat is None or rnd.dealer.get(seat) != self.me or rnd.number not in self.my_secrets:
+            return
+        seed, salt = self.my_secrets[rnd.number]
+        for partner, partner_seat in rnd.seat_of.items():
+            if partner_seat == seat and partner != self.me:
+                sealed = seal_for(
+                    self.sync.key, self.sync.keys[partner], seed + salt, self.randomness(24)
+                )
+                self._author_now(Kind.SEED_SHARE, rnd.number, [partner, sealed])
+
+    def _author_now(self, kind: Kind, epoch: int, payload: object) -> None:
+        """Author an op from inside event handling and fold it at once."""
+        self.sync.author(kind, epoch, payload)
+        for event in self.sync.events():
+            if isinstance(event, OpDelivered) and event.position is not None:
+                self._on_delivered(event, {})
 
     def _reveals_stable(self, rnd: ReplicatedRound) -> bool:
         stable = rnd.log.stable_count()

@@ -56,6 +56,7 @@ class Kind(enum.IntEnum):
     START = 5  # a round begins: its participants, their seats, the rules and commitments
     MOVE = 6  # a game move, in the game's text notation
     REVEAL = 7  # after a round: the seed and salt behind the deal commitment
+    SEED_SHARE = 8  # a partnership: the seat's seed and salt, sealed to the partner's key
     HEARTBEAT = 16
     REQUEST = 17
     BATCH = 18
@@ -63,7 +64,7 @@ class Kind(enum.IntEnum):
 
 OP_KINDS: Final = frozenset(k for k in Kind if k < 16)
 LOBBY_KINDS: Final = frozenset({Kind.OPEN, Kind.JOIN, Kind.READY})
-ROUND_KINDS: Final = frozenset({Kind.START, Kind.MOVE, Kind.REVEAL})
+ROUND_KINDS: Final = frozenset({Kind.START, Kind.MOVE, Kind.REVEAL, Kind.SEED_SHARE})
 PLAYER, SPECTATOR = 0, 1
 
 _ID = s.Bin(exact=KEY_ID_LEN)
@@ -100,6 +101,8 @@ _PAYLOADS: Final[dict[Kind, s.Spec]] = {
     ),
     Kind.MOVE: s.Str(min=1, max=48),
     Kind.REVEAL: s.Tuple(s.Bin(exact=32), s.Bin(exact=16)),  # seed, salt
+    # recipient (author id), seed || salt sealed to it (protocol/sealed.py)
+    Kind.SEED_SHARE: s.Tuple(_ID, s.Bin(exact=48 + 40)),
 }
 OP_SCHEMA: Final = s.Tagged({kind: s.Tuple(*_HEADER, spec) for kind, spec in _PAYLOADS.items()})
 SYNC_SCHEMA: Final = s.Tagged(

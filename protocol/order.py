@@ -48,6 +48,11 @@ class EpochLog:
         for author in self.participants:
             self.tiebreaks[author] = tiebreak(self.mix, self.public_keys[author])
             self.horizon.setdefault(author, 0)
+        # A host may start a round it does not play: its START is ordered like any op (it
+        # authors nothing else in the round, so it does not hold back stability).
+        host = self.start.author
+        if host not in self.tiebreaks:
+            self.tiebreaks[host] = tiebreak(self.mix, self.public_keys[host])
         self.index = {author: i for i, author in enumerate(self.participants)}
 
     def order_key(self, op: Op) -> tuple[int, bytes]:

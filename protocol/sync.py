@@ -56,6 +56,8 @@ BROADCAST: Final = "*"  # an outgoing datagram for every peer the shell knows of
 MAX_PENDING_PER_AUTHOR: Final = 512
 MAX_PENDING: Final = 4096
 MAX_PUSH: Final = 32  # ops pushed to one peer per heartbeat it sends
+MAX_AWAITING: Final = 256  # ops parked until their author's key arrives, all authors together
+MAX_REQUESTED: Final = 4096  # authors with a request in flight (pruned when it grows past)
 
 
 @dataclass(frozen=True)
@@ -255,12 +257,14 @@ class SyncPeer:
             return
         public_key = op.public_key or self.keys.get(author)
         if public_key is None:
-            parked = self.awaiting_key.setdefault(author, [])
-            if len(parked) >= 64:
+            # Nothing about such an op is verified yet: anyone can make up author ids, so the
+            # parking space is bounded for all of them together, not only per author.
+            parked = self.awaiting_key.get(author, [])
+            if len(parked) >= 64 or self._awaiting_total() >= MAX_AWAITING:
                 raise RemoteProtocolError(
-                    DropReason.UNKNOWN_AUTHOR, "too many ops from an author we have no key for"
+                    DropReason.UNKNOWN_AUTHOR, "too many ops from authors we have no key for"
                 )
-            parked.append(op)
+            self.awaiting_key[author] = [*parked, op]
             self._request(source, [(author, 1, 1)], now)
             return
         verify(public_key, op.body, op.signature)
@@ -289,6 +293,9 @@ class SyncPeer:
 
     def _pending_total(self) -> int:
         return sum(len(p) for p in self.pending.values())
+
+    def _awaiting_total(self) -> int:
+        return sum(len(p) for p in self.awaiting_key.values())
 
     # --- delivery ----------------------------------------------------------------------
 
@@ -394,7 +401,7 @@ class SyncPeer:
         member = self.members.get(author)
         if member is None or member.left:
             return DropReason.NOT_A_MEMBER, "the author is not a member of this table"
-        if kind == Kind.LEAVE:
+        if kind == Kind.LEAVE and op.epoch == 0:
             return None
         if kind == Kind.READY:
             if member.role != PLAYER:
@@ -449,7 +456,8 @@ class SyncPeer:
             log = EpochLog(
                 op.epoch,
                 participants,
-                {p: self.keys[p] for p in participants},
+                # The host may start a round it does not play: its START is still ordered.
+                {p: self.keys[p] for p in (*participants, author)},
                 round_mix(commitments),
                 op,
             )
@@ -538,6 +546,11 @@ class SyncPeer:
         fresh = [r for r in ranges if now >= self._requested.get(r[0], -1.0)]
         if not fresh:
             return
+        if len(self._requested) >= MAX_REQUESTED:
+            # Strangers' heartbeats name made-up senders: keep only requests still in flight.
+            self._requested = {a: t for a, t in self._requested.items() if t > now}
+            if len(self._requested) >= MAX_REQUESTED:
+                self._requested.clear()
         for author, _, _ in fresh:
             self._requested[author] = now + self.request_retry
         self._outbox.append((source, seal(self.key, request_body(self.table, self.me, fresh))))
@@ -561,6 +574,11 @@ class SyncPeer:
         size = 0
         for op in ops:
             cost = len(op.body) + 64 + 8
+            if cost > 1000:
+                # Too big to share a BATCH (an op body may take up to MAX_BODY bytes, and a
+                # batch adds its own framing): relay the op in its own envelope instead.
+                self._outbox.append((destination, op.datagram()))
+                continue
             if batch and (size + cost > 1000 or len(batch) >= MAX_BATCH):
                 self._outbox.append(
                     (destination, seal(self.key, batch_body(self.table, self.me, batch)))

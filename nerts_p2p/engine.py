@@ -591,6 +591,8 @@ def play(state: GameState, move: Move, *, in_the_air: bool = False) -> GameState
 
 def reveals_needed(state: GameState, move: Move) -> tuple[int, ...]:
     """The slots `move` would turn face up (empty if none)."""
+    if not 0 <= move.seat < len(state.seats):
+        raise NertsError(f"there is no seat {move.seat} at this table")
     seat = state.seats[move.seat]
     if move.action == TURN:
         return seat.stock[: state.rules.draw]

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from client.cli import main
-from nerts_p2p.engine import omniscient_start
 from nerts_p2p.deck import seat_seed
+from nerts_p2p.engine import omniscient_start
 from nerts_p2p.position import position_text
 from nerts_p2p.rules import Rules
 
@@ -22,8 +22,9 @@ def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
 def test_simulate_json_has_one_object_per_round_and_a_match_summary(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    code, out, _ = _run(capsys, "simulate", "--players", "3", "--rounds", "2", "--seed", "5",
-                        "--json")
+    code, out, _ = _run(
+        capsys, "simulate", "--players", "3", "--rounds", "2", "--seed", "5", "--json"
+    )
     assert code == 0
     records = [json.loads(line) for line in out.splitlines()]
     rounds, summary = records[:-1], records[-1]
@@ -31,7 +32,8 @@ def test_simulate_json_has_one_object_per_round_and_a_match_summary(
     for r in rounds:
         assert r["ended_by"] in ("nerts", "stalemate")
         assert (r["called_by"] is None) == (r["ended_by"] == "stalemate")
-        assert r["moves"] > 0 and r["rejected"] >= 0
+        assert r["moves"] > 0
+        assert r["rejected"] >= 0
         assert len(r["state_hash"]) == 32
         assert [s["seat"] for s in r["seats"]] == [0, 1, 2]
         for s in r["seats"]:
@@ -51,8 +53,9 @@ def test_simulate_is_byte_for_byte_repeatable(capsys: pytest.CaptureFixture[str]
 
 
 def test_simulate_full_match_reaches_the_target(capsys: pytest.CaptureFixture[str]) -> None:
-    _, out, _ = _run(capsys, "simulate", "--players", "2", "--seed", "1", "--target", "30",
-                     "--json")
+    _, out, _ = _run(
+        capsys, "simulate", "--players", "2", "--seed", "1", "--target", "30", "--json"
+    )
     summary = json.loads(out.splitlines()[-1])
     assert summary["finished"] is True
     assert summary["totals"][summary["match_winner"]] == max(summary["totals"]) >= 30
@@ -72,19 +75,21 @@ def test_position_lists_legal_moves_and_applies_one(capsys: pytest.CaptureFixtur
     start = position_text(omniscient_start(rules, [seat_seed(1, 1, s) for s in range(2)]))
     code, out, _ = _run(capsys, "position", start)
     assert code == 0
-    assert out.startswith("seat 0: ") and "0 turn" in out and "1 turn" in out
+    assert out.startswith("seat 0: ")
+    assert "0 turn" in out
+    assert "1 turn" in out
     code, out, _ = _run(capsys, "position", start, "0 stuck")
     assert code == 0
-    assert out.strip().endswith("/-") and "/s " in out
+    assert out.strip().endswith("/-")
+    assert "/s " in out
 
 
 def test_position_explains_a_rejected_move(capsys: pytest.CaptureFixture[str]) -> None:
-    start = position_text(
-        omniscient_start(Rules(seats=2), [seat_seed(1, 1, s) for s in range(2)])
-    )
+    start = position_text(omniscient_start(Rules(seats=2), [seat_seed(1, 1, s) for s in range(2)]))
     code, out, _ = _run(capsys, "position", start, "0 nerts")
     assert code == 1
-    assert "rejected (nerts_not_empty)" in out and "13 card(s) left" in out
+    assert "rejected (nerts_not_empty)" in out
+    assert "13 card(s) left" in out
 
 
 def test_position_reports_unreadable_text(capsys: pytest.CaptureFixture[str]) -> None:

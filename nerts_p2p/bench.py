@@ -17,20 +17,25 @@ from nerts_p2p.simulate import simulate_round
 from nerts_p2p.state import GameState
 
 
-def _rate(run: Callable[[], int], repeats: int) -> dict[str, float]:
+def summary(values: list[float]) -> dict[str, float]:
+    """Median and spread of repeated measurements."""
+    values = sorted(values)
+    return {
+        "median": statistics.median(values),
+        "min": values[0],
+        "max": values[-1],
+        "runs": float(len(values)),
+    }
+
+
+def rate(run: Callable[[], int], repeats: int) -> dict[str, float]:
     """Run `run` (which returns how many things it did) `repeats` times; rates per second."""
     rates = []
     for _ in range(repeats):
         start = time.perf_counter()
         count = run()
         rates.append(count / (time.perf_counter() - start))
-    rates.sort()
-    return {
-        "median": statistics.median(rates),
-        "min": rates[0],
-        "max": rates[-1],
-        "runs": float(repeats),
-    }
+    return summary(rates)
 
 
 def engine_benchmarks(repeats: int = 7, seed: int = 1) -> dict[str, dict[str, float]]:
@@ -71,10 +76,10 @@ def engine_benchmarks(repeats: int = 7, seed: int = 1) -> dict[str, dict[str, fl
         return run
 
     return {
-        "moves_applied_per_s": _rate(replay, repeats),
-        "legal_move_generations_per_s": _rate(generate, repeats),
-        "rounds_4_seat_casual_per_s": _rate(rounds(CASUAL), repeats),
-        "rounds_4_seat_expert_per_s": _rate(rounds(EXPERT), repeats),
+        "moves_applied_per_s": rate(replay, repeats),
+        "legal_move_generations_per_s": rate(generate, repeats),
+        "rounds_4_seat_casual_per_s": rate(rounds(CASUAL), repeats),
+        "rounds_4_seat_expert_per_s": rate(rounds(EXPERT), repeats),
     }
 
 

@@ -116,3 +116,21 @@ def test_bench_engine_prints_every_measure(capsys: pytest.CaptureFixture[str]) -
         "rounds_4_seat_expert_per_s",
     }
     assert all(r["median"] > 0 for r in results.values())
+
+
+def test_bench_sync_reports_the_gate_the_wire_the_fold_and_the_heal(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = _run(capsys, "bench", "sync", "--repeats", "1", "--json")
+    assert code == 0
+    results = json.loads(out)
+    assert {
+        "raw_ed25519_verify_per_s",
+        "decode_gate_cost_over_bare_verify",
+        "full_receive_cost_over_bare_verify",
+        "bytes_per_move_datagram",
+        "ops_folded_per_s",
+        "heal_in_heartbeat_intervals",
+    } <= set(results)
+    # A move with its signature, header and deps fits well inside one datagram.
+    assert 100 < results["bytes_per_move_datagram"]["max"] < 1200

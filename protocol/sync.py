@@ -381,7 +381,9 @@ class SyncPeer:
         position = None
         if op.epoch:
             epoch = self.epochs[op.epoch]
-            if epoch.counts(op):
+            # Only the round's own ops are ordered in it: a LEAVE (any member, any epoch)
+            # from someone who does not play the round has no place there.
+            if epoch.counts(op) and author in epoch.tiebreaks:
                 position = epoch.insert(op)
             for other in self.epochs.values():
                 other.hear(author, op.lamport)
@@ -401,7 +403,7 @@ class SyncPeer:
         member = self.members.get(author)
         if member is None or member.left:
             return DropReason.NOT_A_MEMBER, "the author is not a member of this table"
-        if kind == Kind.LEAVE and op.epoch == 0:
+        if kind == Kind.LEAVE:
             return None
         if kind == Kind.READY:
             if member.role != PLAYER:

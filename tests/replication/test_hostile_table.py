@@ -1,0 +1,106 @@
+"""Cheating and odd-but-legal peers at a whole table of replicas."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from nerts_p2p.moves import parse_move
+from nerts_p2p.position import state_hash
+from nerts_p2p.replica import PeerExpelled, RoundStarted, deal_commitment
+from nerts_p2p.rules import Rules
+from protocol.envelope import seal
+from protocol.messages import Op, op_body
+from tools.mesh import PeerMesh
+
+from .table_helpers import ManualTable
+
+
+def _play_until_round_starts(mesh: PeerMesh, peer: int) -> None:
+    while mesh.replicas[peer].current_round is None:
+        assert mesh.step(), "the mesh stopped before the round started"
+
+
+def test_a_reveal_that_does_not_open_its_commitment_marks_a_cheater(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    mesh = PeerMesh(players=3, rules=Rules(seats=3), seed=9)
+    liar = mesh.replicas[1]
+    _play_until_round_starts(mesh, 1)
+    rnd = liar.current_round
+    assert rnd is not None
+    assert not rnd.revealed
+    seed, salt = liar.my_secrets[1]
+    # It played its committed deal; at the end it claims another seed.
+    fake = hashlib.sha256(b"another deal" + seed).digest()
+    monkeypatch.setitem(liar.my_secrets, 1, (fake, salt))
+    mesh.run(until=600, rounds=1)
+
+    seat = liar.seat
+    assert seat is not None
+    assert rnd.reveals[liar.me] == (fake, salt)
+    assert deal_commitment(fake, salt) != rnd.commitments[liar.me]
+    rules = rnd.rules
+    for finals in mesh.finals:
+        final = finals[1]
+        assert final.cheaters == frozenset({seat})  # the honest seats are not named
+        score = final.scores[seat]
+        assert score.score <= 0
+        # (It would have scored above zero: the penalty is what made it zero.)
+        earned = score.foundation_cards - rules.nerts_penalty * score.nerts_left
+        assert earned + (rules.caller_bonus if score.called else 0) > 0
+    assert len({(f[1].scores, f[1].totals) for f in mesh.finals}) == 1
+
+
+def test_an_equivocating_player_is_expelled_by_every_peer() -> None:
+    mesh = PeerMesh(players=3, rules=Rules(seats=3), seed=4)
+    cheat = mesh.replicas[2]
+    _play_until_round_starts(mesh, 2)
+    while len(cheat.sync.logs[cheat.me]) < 5:
+        assert mesh.step()
+    last = cheat.sync.logs[cheat.me][-1]
+    deps = list(last.round_deps) if last.epoch else [list(d) for d in last.lobby_deps]
+    other = op_body(
+        last.kind, last.table, last.author, last.seq, last.prev, last.lamport, last.epoch, deps,
+        "stuck" if last.payload != "stuck" else "recycle",
+    )  # fmt: skip
+    # The second version goes to peer 0 only; it must spread the news itself.
+    mesh.replicas[0].receive(seal(cheat.sync.key, other), 2, mesh.now)
+    mesh.run(until=mesh.now + 5.0, rounds=1)
+    for i in (0, 1):
+        expelled = [e for e in mesh.events[i] if isinstance(e, PeerExpelled)]
+        assert [(e.author, e.seq) for e in expelled] == [(cheat.me, last.seq)]
+        round_one = mesh.replicas[i].sync.epoch(1)
+        assert round_one is not None
+        assert not round_one.counts_author(cheat.me)
+    assert len(set(mesh.state_hashes()[:2])) == 1
+
+
+def test_a_host_who_sits_a_round_out_can_still_start_it() -> None:
+    table = ManualTable(Rules(seats=2), [bytes([1]) * 32, bytes([2]) * 32, bytes([3]) * 32])
+    host, first, second = table.players
+    first.ready()
+    second.ready()
+    table.collect()
+    table.deliver_all()
+    host.start()
+    table.collect()
+    table.deliver_all()
+    for i, replica in enumerate(table.players):
+        started = [e for e in table.events[i] if isinstance(e, RoundStarted)]
+        assert [e.round for e in started] == [1]
+        assert replica.current_round is not None
+    assert host.seat is None
+    assert {first.seat, second.seat} == {0, 1}
+    # And the round is played: a move goes through on every replica, the host's included.
+    assert first.seat is not None
+    played = first.play(parse_move(f"{first.seat} stuck"))
+    assert isinstance(played, Op)
+    table.collect()
+    table.deliver_all()
+    for replica in table.players:
+        rnd = replica.current_round
+        assert rnd is not None
+        assert [step.op.body for step in rnd.steps if step.applied] == [played.body]
+    assert len({state_hash(r.current_round.state) for r in table.players if r.current_round}) == 1

@@ -1,0 +1,658 @@
+"""Write the protocol's test vectors, `protocol/vectors/*.json`.
+
+    .venv/bin/python -m tools.gen_vectors            # (re)write the files
+    .venv/bin/python -m tools.gen_vectors --check    # exit 1 if the files are stale
+
+Everything is deterministic: fixed Ed25519 seeds, a fixed table nonce, fixed deal seeds and
+a fixed simulated time, and Ed25519 signatures are deterministic themselves. So the files are
+a pure function of the protocol code, and `tests/protocol/test_vectors.py` checks that
+regenerating them in memory gives the committed bytes.
+
+A small table history is played out by real `SyncPeer`s that hear every datagram at once:
+the host opens a table, Alice, Bob and Carol join as players and Sam as a spectator, Carol
+leaves, the host and Alice say they are ready for round 1, the host starts it, both move,
+and both reveal their deal seeds. Every op of that history is a valid vector; the sync
+messages and the invalid datagrams are made against it.
+
+Each file is a JSON list of objects:
+
+- `name`: unique across the files; `table`: hex of the table id the receiving peer is at
+  (the same for every vector); `hex`: the exact datagram.
+- `public_key`: hex of the key that signed it (for "signature by another key" that is the
+  other key, so `key_id(public_key)` is not the author), or null if nothing is signed.
+- `valid`: whether a peer of the table takes it. `reason`: for an invalid one, the
+  `DropReason` value the receiving peer counts; else null.
+- `decoded`: the message as JSON, every bytes value as hex, tuples as lists, or null when
+  `messages.decode` refuses the datagram even for the table it names. An op has `kind`,
+  `table`, `author`, `seq`, `prev`, `lamport`, `epoch`, `lobby_deps` (epoch 0: pairs
+  [author, seq]) or `round_deps` (a round: one seq per participant), `payload`, and also
+  `signature` and `hash` (its `op_hash`, the next op's prev). HEARTBEAT has `table`,
+  `sender`, `lamport`, `vector`, `state_hash`; REQUEST has `ranges`; BATCH has `ops`
+  ([body, signature] pairs); each also has `signature`.
+- `context`: hex datagrams a fresh `SyncPeer` of the table (any key of its own) receives
+  first, in order, each of them valid; then the vector's datagram is judged.
+
+READY, START, MOVE and REVEAL carry game data (rules, commitments, shown cards, move text)
+that this layer checks only for wire types. The values here are plausible, not a playable
+deal: the commitments are real (`deal_commitment`) so each REVEAL opens its READY, but the
+cards a READY shows are fixed numbers rather than the seed's deal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgpack
+
+from nerts_p2p.replica import deal_commitment
+from protocol.codec import pack
+from protocol.envelope import PROTOCOL_VERSION, open_envelope, seal
+from protocol.errors import DropReason, RemoteProtocolError
+from protocol.messages import (
+    NO_PREV,
+    PLAYER,
+    SPECTATOR,
+    Batch,
+    Heartbeat,
+    Kind,
+    Message,
+    Op,
+    Request,
+    batch_body,
+    decode,
+    derive_table_id,
+    op_body,
+    request_body,
+)
+from protocol.signing import SigningKeyPair, sign
+from protocol.sync import SyncPeer
+
+VECTORS_DIR = Path(__file__).resolve().parent.parent / "protocol" / "vectors"
+FILES = ("ops.json", "sync.json", "invalid.json")
+
+
+def _key(label: str) -> SigningKeyPair:
+    return SigningKeyPair(hashlib.sha256(b"nerts-p2p/vectors/key\0" + label.encode()).digest())
+
+
+def _secret(label: str, n: int) -> bytes:
+    return hashlib.sha256(b"nerts-p2p/vectors/secret\0" + label.encode()).digest()[:n]
+
+
+KEYS = {name: _key(name) for name in ("host", "alice", "bob", "carol", "sam", "mallory")}
+NONCE = b"vectors!"
+TABLE = derive_table_id(KEYS["host"].public_key, NONCE)
+OTHER_TABLE = derive_table_id(KEYS["host"].public_key, b"another")
+TABLE_RULES = [["seats", 4], ["target", 100]]
+ROUND_RULES = [["seats", 2], ["target", 100]]
+SECRETS = {name: (_secret(f"{name}/seed", 32), _secret(f"{name}/salt", 16)) for name in KEYS}
+SHOWN = {"host": [12, 3, 20, 41, 7], "alice": [30, 0, 17, 38, 9]}
+
+
+def to_json(value: object) -> Any:
+    """Bytes as hex, tuples and lists as lists; everything else as it is."""
+    if isinstance(value, bytes):
+        return value.hex()
+    if isinstance(value, list | tuple):
+        return [to_json(v) for v in value]
+    return value
+
+
+def message_json(message: Message) -> dict[str, Any]:
+    """The `decoded` form of a message (see the module docstring)."""
+    if isinstance(message, Op):
+        out: dict[str, Any] = {
+            "kind": message.kind.name,
+            "table": message.table.hex(),
+            "author": message.author.hex(),
+            "seq": message.seq,
+            "prev": message.prev.hex(),
+            "lamport": message.lamport,
+            "epoch": message.epoch,
+        }
+        if message.epoch == 0:
+            out["lobby_deps"] = to_json(message.lobby_deps)
+        else:
+            out["round_deps"] = to_json(message.round_deps)
+        out["payload"] = to_json(message.payload)
+        out["signature"] = message.signature.hex()
+        out["hash"] = message.hash.hex()
+        return out
+    common = {"table": message.table.hex(), "sender": message.sender.hex()}
+    if isinstance(message, Heartbeat):
+        return {
+            "kind": Kind.HEARTBEAT.name,
+            **common,
+            "lamport": message.lamport,
+            "vector": to_json(message.vector),
+            "state_hash": message.state_hash.hex(),
+            "signature": message.signature.hex(),
+        }
+    if isinstance(message, Request):
+        return {
+            "kind": Kind.REQUEST.name,
+            **common,
+            "ranges": to_json(message.ranges),
+            "signature": message.signature.hex(),
+        }
+    assert isinstance(message, Batch)
+    return {
+        "kind": Kind.BATCH.name,
+        **common,
+        "ops": to_json(message.ops),
+        "signature": message.signature.hex(),
+    }
+
+
+def decoded_json(datagram: bytes) -> dict[str, Any] | None:
+    """`message_json` of the datagram decoded for the table it names, or None."""
+    try:
+        body = open_envelope(datagram).body
+        named = body[1] if isinstance(body, list) and len(body) > 1 else None
+        table = named if isinstance(named, bytes) else b""
+        return message_json(decode(datagram, table=table))
+    except RemoteProtocolError:
+        return None
+
+
+def raw_envelope(body: bytes, signer: SigningKeyPair, version: int = PROTOCOL_VERSION) -> bytes:
+    """An envelope around exactly these body bytes, whatever they hold."""
+    return pack([version, body, sign(signer, body)])
+
+
+@dataclass
+class Vector:
+    name: str
+    datagram: bytes
+    signer: SigningKeyPair | None
+    reason: DropReason | None
+    context: Sequence[bytes]
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "table": TABLE.hex(),
+            "hex": self.datagram.hex(),
+            "public_key": self.signer.public_key.hex() if self.signer else None,
+            "valid": self.reason is None,
+            "reason": self.reason.value if self.reason else None,
+            "decoded": decoded_json(self.datagram),
+            "context": [c.hex() for c in self.context],
+        }
+
+
+@dataclass
+class History:
+    """Peers that hear every datagram at once, and the ops they authored, in order."""
+
+    peers: dict[str, SyncPeer] = field(default_factory=dict)
+    ops: list[tuple[str, Op]] = field(default_factory=list)  # (name, op)
+    snapshots: dict[str, list[object]] = field(default_factory=dict)  # bodies made on the way
+    now: float = 0.0
+
+    def __post_init__(self) -> None:
+        for name, key in KEYS.items():
+            if name != "mallory":
+                self.peers[name] = SyncPeer(key, TABLE)
+
+    def author(self, name: str, kind: Kind, epoch: int, payload: object) -> Op:
+        op = self.peers[name].author(kind, epoch, payload)
+        self.send(name, [datagram for _, datagram in self.peers[name].outgoing()])
+        self.ops.append((name, op))
+        return op
+
+    def send(self, sender: str, datagrams: Sequence[bytes]) -> None:
+        self.now += 0.001
+        for name, peer in self.peers.items():
+            if name != sender:
+                for datagram in datagrams:
+                    peer.receive(datagram, sender, self.now)
+                assert peer.counters.total == 0, (name, peer.counters)
+                peer.outgoing()
+        for peer in self.peers.values():
+            peer.events()
+
+    def datagrams(self, upto: int | None = None) -> list[bytes]:
+        """The first `upto` ops of the history (all by default) as datagrams."""
+        return [op.datagram() for _, op in self.ops[:upto]]
+
+    def body(
+        self, name: str, kind: Kind, epoch: int, payload: object, **override: object
+    ) -> list[object]:
+        """The body `name` would author next (as `SyncPeer.author` makes it), with fields
+        overridden to break it."""
+        peer = self.peers[name]
+        seq = peer.delivered(peer.me) + 1
+        if epoch == 0:
+            deps: list[object] = [[a, n] for a, n in peer.vector()]
+        elif kind == Kind.START:
+            deps = [peer.delivered(p) for p in payload[0]]  # type: ignore[index]
+        else:
+            participants = peer.epochs[epoch].participants
+            deps = [peer.delivered(p) for p in participants]
+        fields: dict[str, object] = {
+            "kind": kind,
+            "table": TABLE,
+            "author": peer.me,
+            "seq": seq,
+            "prev": peer.logs[peer.me][-1].hash if seq > 1 else NO_PREV,
+            "lamport": peer.clock.value + 1,
+            "epoch": epoch,
+            "deps": deps,
+            "payload": payload,
+        }
+        fields.update(override)
+        return op_body(**fields)  # type: ignore[arg-type]
+
+
+def play_history() -> History:
+    """The table history every vector is made against (see the module docstring)."""
+    h = History()
+    h.author("host", Kind.OPEN, 0, [KEYS["host"].public_key, "host", TABLE_RULES, 4, True, NONCE])
+    for name in ("alice", "bob", "carol", "sam"):
+        role = SPECTATOR if name == "sam" else PLAYER
+        h.author(name, Kind.JOIN, 0, [KEYS[name].public_key, name, role])
+    h.author("carol", Kind.LEAVE, 0, None)
+    for name in ("host", "alice"):
+        h.author(name, Kind.READY, 0, [1, deal_commitment(*SECRETS[name]), SHOWN[name]])
+    start = [[KEYS["host"].key_id, KEYS["alice"].key_id], [0, 1], ROUND_RULES]
+    h.snapshots["start_by_alice"] = h.body("alice", Kind.START, 1, start)
+    h.author("host", Kind.START, 1, start)
+    h.author("alice", Kind.MOVE, 1, "turn +5H+7C+9D")
+    h.author("host", Kind.MOVE, 1, "AH n-f +QS")
+    h.author("alice", Kind.MOVE, 1, "9D d-w1")
+    for name in ("host", "alice"):
+        h.author(name, Kind.REVEAL, 1, list(SECRETS[name]))
+    return h
+
+
+_OP_NAMES = {
+    Kind.OPEN: "open",
+    Kind.JOIN: "join",
+    Kind.LEAVE: "leave",
+    Kind.READY: "ready",
+    Kind.START: "start",
+    Kind.MOVE: "move",
+    Kind.REVEAL: "reveal",
+}
+
+
+def op_vectors(h: History) -> list[Vector]:
+    out = []
+    seen: dict[str, int] = {}
+    for i, (name, op) in enumerate(h.ops):
+        label = f"{_OP_NAMES[op.kind]}_{name}"
+        if op.kind == Kind.JOIN:
+            label = f"join_{'spectator' if op.payload[2] == SPECTATOR else 'player'}_{name}"
+        seen[label] = seen.get(label, 0) + 1
+        if seen[label] > 1:
+            label = f"{label}_{seen[label]}"
+        out.append(Vector(label, op.datagram(), KEYS[name], None, h.datagrams(i)))
+    # Any member may leave in any epoch, even in a round it does not play (it is not ordered
+    # in that round). Not part of the history: the other vectors keep Bob at the table.
+    leave = seal(KEYS["bob"], h.body("bob", Kind.LEAVE, 1, None))
+    out.append(Vector("leave_in_a_round_not_played_bob", leave, KEYS["bob"], None, h.datagrams()))
+    return out
+
+
+def sync_vectors(h: History) -> list[Vector]:
+    host, alice = h.peers["host"], h.peers["alice"]
+    everything = h.datagrams()
+    host.set_state_hash(hashlib.sha256(b"vectors/state").digest()[:16])
+    host.tick(h.now + 1.0)
+    heartbeat = host.outgoing()[0][1]
+    h.send("host", [heartbeat])
+    request = seal(
+        KEYS["alice"], request_body(TABLE, alice.me, [(host.me, 1, 3), (KEYS["bob"].key_id, 1, 1)])
+    )
+    joins = [op for _, op in h.ops if op.kind == Kind.JOIN and op.author != alice.me]
+    batch = seal(KEYS["alice"], batch_body(TABLE, alice.me, joins))
+    return [
+        # The receiver holds only the OPEN, so it learns it lacks ops and asks for them.
+        Vector("heartbeat", heartbeat, KEYS["host"], None, everything[:1]),
+        Vector("request", request, KEYS["alice"], None, everything),
+        # A relay: Alice forwards other peers' JOINs; each is judged on its own signature.
+        Vector("batch", batch, KEYS["alice"], None, everything[:2]),
+    ]
+
+
+def invalid_vectors(h: History) -> list[Vector]:
+    k = KEYS
+    ids = {name: key.key_id for name, key in k.items()}
+    ops = {(name, op.kind, op.seq): op for name, op in h.ops}
+    everything = h.datagrams()
+    open_only = everything[:1]
+    index = {id(op): i for i, (_, op) in enumerate(h.ops)}
+    move_alice = ops[("alice", Kind.MOVE, 3)]
+    move_host = ops[("host", Kind.MOVE, 4)]
+    before_move_alice = everything[: index[id(move_alice)]]
+    start = ops[("host", Kind.START, 3)]
+    before_start = everything[: index[id(start)]]
+    out: list[Vector] = []
+
+    def add(
+        name: str,
+        datagram: bytes,
+        signer: SigningKeyPair | None,
+        reason: DropReason,
+        context: Sequence[bytes],
+    ) -> None:
+        out.append(Vector(name, datagram, signer, reason, context))
+
+    # --- size and bytes ---
+    add(
+        "oversize",
+        raw_envelope(pack(h.body("alice", Kind.MOVE, 1, "x" * 1150)), k["alice"]),
+        k["alice"],
+        DropReason.OVERSIZE,
+        everything,
+    )
+    add("malformed_reserved_byte", b"\xc1", None, DropReason.MALFORMED, [])
+    add(
+        "malformed_truncated",
+        move_alice.datagram()[:-1],
+        k["alice"],
+        DropReason.MALFORMED,
+        before_move_alice,
+    )
+    add(
+        "trailing_bytes_after_envelope",
+        move_alice.datagram() + b"\xc0",
+        k["alice"],
+        DropReason.MALFORMED,
+        before_move_alice,
+    )
+    add(
+        "trailing_bytes_in_body",
+        raw_envelope(move_alice.body + b"\xc0", k["alice"]),
+        k["alice"],
+        DropReason.MALFORMED,
+        before_move_alice,
+    )
+    add(
+        "non_canonical_body",  # the same body with an array 16 header instead of fixarray
+        raw_envelope(b"\xdc\x00\x09" + move_alice.body[1:], k["alice"]),
+        k["alice"],
+        DropReason.MALFORMED,
+        before_move_alice,
+    )
+    float_body = h.body("alice", Kind.MOVE, 1, "stuck")
+    float_body[5] = float(h.peers["alice"].clock.value + 1)
+    add(
+        "float_in_body",
+        raw_envelope(msgpack.packb(float_body), k["alice"]),
+        k["alice"],
+        DropReason.MALFORMED,
+        everything,
+    )
+    # --- schema ---
+    add(
+        "schema_seq_is_str",
+        seal(k["alice"], h.body("alice", Kind.MOVE, 1, "stuck", seq="6")),
+        k["alice"],
+        DropReason.SCHEMA,
+        everything,
+    )
+    add(
+        "schema_move_too_long",
+        seal(k["alice"], h.body("alice", Kind.MOVE, 1, "x" * 49)),
+        k["alice"],
+        DropReason.SCHEMA,
+        everything,
+    )
+    unknown = h.body("alice", Kind.MOVE, 1, "stuck")
+    unknown[0] = 9
+    add("unknown_kind", seal(k["alice"], unknown), k["alice"], DropReason.SCHEMA, everything)
+    add(
+        "wrong_protocol_version",
+        raw_envelope(move_alice.body, k["alice"], version=PROTOCOL_VERSION + 1),
+        k["alice"],
+        DropReason.SCHEMA,
+        before_move_alice,
+    )
+    add(
+        "open_table_id_not_derived",  # Mallory claims the host's table with her own key
+        seal(
+            k["mallory"],
+            op_body(
+                Kind.OPEN,
+                TABLE,
+                ids["mallory"],
+                1,
+                NO_PREV,
+                1,
+                0,
+                [],
+                [k["mallory"].public_key, "host", TABLE_RULES, 4, True, NONCE],
+            ),
+        ),
+        k["mallory"],
+        DropReason.SCHEMA,
+        [],
+    )
+    add(
+        "join_author_not_its_key",  # Mallory joins carrying Bob's key under her own id
+        seal(
+            k["mallory"],
+            op_body(
+                Kind.JOIN,
+                TABLE,
+                ids["mallory"],
+                1,
+                NO_PREV,
+                2,
+                0,
+                [[ids["host"], 1]],
+                [k["bob"].public_key, "bob", PLAYER],
+            ),
+        ),
+        k["mallory"],
+        DropReason.SCHEMA,
+        open_only,
+    )
+    add(
+        "first_op_with_prev",
+        seal(
+            k["mallory"],
+            op_body(
+                Kind.JOIN,
+                TABLE,
+                ids["mallory"],
+                1,
+                b"\x01" * 16,
+                2,
+                0,
+                [[ids["host"], 1]],
+                [k["mallory"].public_key, "mallory", PLAYER],
+            ),
+        ),
+        k["mallory"],
+        DropReason.BROKEN_CHAIN,
+        open_only,
+    )
+    add(
+        "round_deps_wrong_length",
+        seal(k["alice"], h.body("alice", Kind.MOVE, 1, "stuck", deps=[9, 6, 1])),
+        k["alice"],
+        DropReason.SCHEMA,
+        everything,
+    )
+    # --- table and signature ---
+    wrong_table = h.body("alice", Kind.MOVE, 1, "stuck", table=OTHER_TABLE)
+    add(
+        "wrong_table", seal(k["alice"], wrong_table), k["alice"], DropReason.WRONG_TABLE, everything
+    )
+    flipped = bytearray(move_alice.datagram())
+    flipped[-1] ^= 0x01
+    add("bad_signature", bytes(flipped), k["alice"], DropReason.BAD_SIGNATURE, before_move_alice)
+    add(
+        "signature_by_another_key",  # Alice's body, Mallory's signature
+        raw_envelope(move_alice.body, k["mallory"]),
+        k["mallory"],
+        DropReason.BAD_SIGNATURE,
+        before_move_alice,
+    )
+    add(
+        "batch_with_forged_op",  # the op inside a relay is judged on its own
+        seal(
+            k["bob"],
+            [int(Kind.BATCH), TABLE, ids["bob"], [[move_alice.body, bytes(64)]]],
+        ),
+        k["bob"],
+        DropReason.BAD_SIGNATURE,
+        before_move_alice,
+    )
+    add(
+        "heartbeat_from_stranger",
+        seal(
+            k["mallory"],
+            [int(Kind.HEARTBEAT), TABLE, ids["mallory"], 5, [[ids["host"], 1]], b""],
+        ),
+        k["mallory"],
+        DropReason.UNKNOWN_AUTHOR,
+        open_only,
+    )
+    # --- chain, lamport, equivocation ---
+    add(
+        "broken_chain",
+        seal(k["alice"], h.body("alice", Kind.MOVE, 1, "stuck", prev=b"\x02" * 16)),
+        k["alice"],
+        DropReason.BROKEN_CHAIN,
+        everything,
+    )
+    alice_last = h.peers["alice"].logs[ids["alice"]][-1].lamport
+    add(
+        "backdated_own_previous",  # not after the author's own previous op
+        seal(k["alice"], h.body("alice", Kind.MOVE, 1, "stuck", lamport=alice_last)),
+        k["alice"],
+        DropReason.BACKDATED,
+        everything,
+    )
+    # The host's second op claims Alice's JOIN (in its deps) but is stamped before it,
+    # though after the host's own OPEN.
+    join_alice = ops[("alice", Kind.JOIN, 1)]
+    add(
+        "backdated_before_a_dep",
+        seal(
+            k["host"],
+            op_body(
+                Kind.READY,
+                TABLE,
+                ids["host"],
+                2,
+                ops[("host", Kind.OPEN, 1)].hash,
+                join_alice.lamport,
+                0,
+                [[ids["host"], 1], [ids["alice"], 1]],
+                [1, deal_commitment(*SECRETS["host"]), SHOWN["host"]],
+            ),
+        ),
+        k["host"],
+        DropReason.BACKDATED,
+        everything[:2],
+    )
+    add(
+        "equivocation",  # a second, different op 4 of the host
+        seal(
+            k["host"],
+            op_body(
+                Kind.MOVE,
+                TABLE,
+                ids["host"],
+                move_host.seq,
+                move_host.prev,
+                move_host.lamport,
+                1,
+                move_host.round_deps,
+                "stuck",
+            ),
+        ),
+        k["host"],
+        DropReason.EQUIVOCATION,
+        everything,
+    )
+    # --- membership ---
+    add(
+        "non_member_after_leave",
+        seal(
+            k["carol"], h.body("carol", Kind.READY, 0, [2, deal_commitment(*SECRETS["carol"]), []])
+        ),
+        k["carol"],
+        DropReason.NOT_A_MEMBER,
+        everything,
+    )
+    add(
+        "non_participant_move",  # Bob is a player at the table but not in round 1
+        seal(k["bob"], h.body("bob", Kind.MOVE, 1, "stuck")),
+        k["bob"],
+        DropReason.NOT_A_MEMBER,
+        everything,
+    )
+    add(
+        "spectator_move",
+        seal(k["sam"], h.body("sam", Kind.MOVE, 1, "AS n-f")),
+        k["sam"],
+        DropReason.SPECTATOR_OP,
+        everything,
+    )
+    add(
+        "spectator_ready",
+        seal(k["sam"], h.body("sam", Kind.READY, 0, [2, bytes(32), []])),
+        k["sam"],
+        DropReason.SPECTATOR_OP,
+        everything,
+    )
+    add(
+        "start_by_non_host",
+        seal(k["alice"], h.snapshots["start_by_alice"]),
+        k["alice"],
+        DropReason.NOT_A_MEMBER,
+        before_start,
+    )
+    return out
+
+
+def build() -> dict[str, str]:
+    """File name -> the exact text of each vector file."""
+    h = play_history()
+    groups = {
+        "ops.json": op_vectors(h),
+        "sync.json": sync_vectors(h),
+        "invalid.json": invalid_vectors(h),
+    }
+    return {
+        name: json.dumps([v.as_json() for v in vectors], indent=1) + "\n"
+        for name, vectors in groups.items()
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--check", action="store_true", help="only check the files are current")
+    args = parser.parse_args(argv)
+    files = build()
+    stale = [
+        n
+        for n, text in files.items()
+        if not (VECTORS_DIR / n).is_file() or (VECTORS_DIR / n).read_text() != text
+    ]
+    if args.check:
+        for name in stale:
+            print(f"stale: protocol/vectors/{name}", file=sys.stderr)
+        return 1 if stale else 0
+    VECTORS_DIR.mkdir(exist_ok=True)
+    for name, text in files.items():
+        (VECTORS_DIR / name).write_text(text)
+        print(f"wrote protocol/vectors/{name}: {text.count(chr(10) + ' {')} vectors")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

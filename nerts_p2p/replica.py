@@ -224,6 +224,19 @@ class ReplicatedRound:
         ]
 
 
+def _check_seating(rules: Rules, seats: tuple[int, ...]) -> None:
+    """Every seat of the rules is taken, by one player (two with partnerships)."""
+    per_seat = 2 if rules.partnerships else 1
+    counts = {seat: seats.count(seat) for seat in set(seats)}
+    if set(counts) != set(range(rules.seats)):
+        raise NertsError(
+            f"the START seats players at {sorted(counts)}, but the rules have "
+            f"seats 0..{rules.seats - 1}"
+        )
+    if any(count > per_seat for count in counts.values()):
+        raise NertsError(f"the START puts more than {per_seat} player(s) on a seat")
+
+
 def match_winner(totals: tuple[int, ...], target: int) -> int | None:
     """The seat that has won the match: at or over the target and alone at the top."""
     best = max(totals)
@@ -502,8 +515,16 @@ class TableReplica:
         self._events.append(RoundEnded(rnd.number, state.ended_by or "", state.called_by))
 
     def _begin_round(self, op: Op) -> None:
+        """A START delivered: the round's public start state from the players' READYs. A
+        START that makes no sense as a game is reported and the round never starts here, the
+        same on every peer (the check depends on the START and its causal past only)."""
         participants, seats, wire_rules = op.payload
-        rules = rules_from_wire(wire_rules)
+        try:
+            rules = rules_from_wire(wire_rules)
+            _check_seating(rules, seats)
+        except NertsError as exc:
+            self._events.append(ProtocolViolation(op.author, f"round cannot start: {exc}"))
+            return
         log = self.sync.epochs[op.epoch]
         seat_of = dict(zip(participants, seats, strict=True))
         commitments: dict[bytes, bytes] = {}

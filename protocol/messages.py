@@ -38,7 +38,7 @@ from .errors import DropReason, RemoteProtocolError
 from .signing import KEY_ID_LEN, OP_HASH_LEN, PUBLIC_KEY_LEN, SigningKeyPair, key_id, op_hash
 
 TABLE_ID_LEN: Final = 8
-MAX_MEMBERS: Final = 32  # players and spectators a table tracks
+MAX_MEMBERS: Final = 64  # authors a heartbeat's vector (and a lobby op's deps) can name
 MAX_PARTICIPANTS: Final = 16  # players of one round (8 seats, two per seat in partnerships)
 MAX_SEQ: Final = 2**32 - 1
 MAX_LAMPORT: Final = 2**48

@@ -56,6 +56,7 @@ BROADCAST: Final = "*"  # an outgoing datagram for every peer the shell knows of
 MAX_PENDING_PER_AUTHOR: Final = 512
 MAX_PENDING: Final = 4096
 MAX_PUSH: Final = 32  # ops pushed to one peer per heartbeat it sends
+MAX_REPLY: Final = 64  # ops sent in answer to one request
 MAX_AWAITING: Final = 256  # ops parked until their author's key arrives, all authors together
 MAX_REQUESTED: Final = 4096  # authors with a request in flight (pruned when it grows past)
 
@@ -145,6 +146,8 @@ class SyncPeer:
         self._requested: dict[bytes, float] = {}
         self._hashed: tuple[tuple[tuple[bytes, int], ...], bytes] | None = None
         self._waiting_hb: dict[bytes, tuple[int, int]] = {}  # author -> (lamport, own seq)
+        # author -> (its op rejected as backdated, the dep (author, seq) it failed on)
+        self._backdated_on: dict[bytes, tuple[Op, tuple[bytes, int]]] = {}
 
     # --- reading -----------------------------------------------------------------------
 
@@ -179,7 +182,12 @@ class SyncPeer:
         prev = self.logs[self.me][-1].hash if seq > 1 else NO_PREV
         lamport = self.clock.tick()
         if epoch == 0:
-            deps: list[object] = [[a, n] for a, n in self.vector()]
+            # Only what a lobby op depends on: the table's OPEN and our own previous op. (All
+            # authors would make lobby ops grow with every spectator who ever joined.)
+            needed = {self.me: seq - 1}
+            if self.host is not None and self.host != self.me:
+                needed[self.host] = 1
+            deps: list[object] = [[a, n] for a, n in sorted(needed.items()) if n]
         elif kind == Kind.START:
             deps = [self.delivered(p) for p in payload[0]]  # type: ignore[index]
         else:
@@ -190,7 +198,12 @@ class SyncPeer:
         op = seal_op(
             self.key, op_body(kind, self.table, self.me, seq, prev, lamport, epoch, deps, payload)
         )
-        self._deliver_checked(op)
+        problem = self._problem(op)
+        if problem is not None:
+            # Ours to refuse: sending it would only get it rejected everywhere and leave our
+            # own chain dead. Nothing was stored, so the seq is free again.
+            raise LocalProtocolError(problem[0], f"cannot author this {kind.name}: {problem[1]}")
+        self._deliver(op)
         self._outbox.append((BROADCAST, op.datagram()))
         return op
 
@@ -245,7 +258,9 @@ class SyncPeer:
         known = self._held(author, seq)
         if known is not None:
             if known.body == op.body:
+                # Duplication is normal on a LAN and harmless; counted, never an error.
                 self.duplicates += 1
+                self.counters.count(DropReason.REPLAYED)
                 return
             public_key = self.keys.get(author)
             if public_key is None:
@@ -260,10 +275,16 @@ class SyncPeer:
             # Nothing about such an op is verified yet: anyone can make up author ids, so the
             # parking space is bounded for all of them together, not only per author.
             parked = self.awaiting_key.get(author, [])
-            if len(parked) >= 64 or self._awaiting_total() >= MAX_AWAITING:
+            if len(parked) >= 64:
                 raise RemoteProtocolError(
-                    DropReason.UNKNOWN_AUTHOR, "too many ops from authors we have no key for"
+                    DropReason.UNKNOWN_AUTHOR, "too many ops from an author we have no key for"
                 )
+            while self._awaiting_total() >= MAX_AWAITING:
+                # Full of made-up authors, perhaps: the oldest go, so a real newcomer is not
+                # shut out for good (anti-entropy brings back anything real).
+                oldest = next(iter(self.awaiting_key))
+                self.counters.count(DropReason.UNKNOWN_AUTHOR, len(self.awaiting_key.pop(oldest)))
+                parked = self.awaiting_key.get(author, [])
             self.awaiting_key[author] = [*parked, op]
             self._request(source, [(author, 1, 1)], now)
             return
@@ -316,15 +337,22 @@ class SyncPeer:
                 progress = True
 
     def _deps_met(self, op: Op) -> bool:
+        if op.kind != Kind.OPEN and self.open_op is None:
+            return False  # everything at a table happens after its OPEN
         if op.epoch == 0:
-            return all(self.delivered(a) >= n for a, n in op.lobby_deps)
+            return all(
+                self.delivered(a) >= n or self._beyond_expulsion(a, n) for a, n in op.lobby_deps
+            )
         log = self.epochs.get(op.epoch)
         if log is None and op.kind != Kind.START:
             return False
         participants = log.participants if log is not None else op.payload[0]
         if len(op.round_deps) != len(participants):
             return True  # judged (and rejected) by the checks on delivery
-        return all(self.delivered(p) >= n for p, n in zip(participants, op.round_deps, strict=True))
+        return all(
+            self.delivered(p) >= n or self._beyond_expulsion(p, n)
+            for p, n in zip(participants, op.round_deps, strict=True)
+        )
 
     def _reject(self, op: Op, reason: DropReason, message: str) -> None:
         self.dead[op.author] = min(op.seq, self.dead.get(op.author, op.seq))
@@ -335,20 +363,23 @@ class SyncPeer:
     def _dep_lamport(self, author: bytes, seq: int) -> int:
         return self.logs[author][seq - 1].lamport if seq else 0
 
-    def _deliver_checked(self, op: Op) -> None:
-        """Chain, Lamport discipline and membership; then deliver."""
+    def _problem(self, op: Op) -> tuple[DropReason, str, tuple[bytes, int] | None] | None:
+        """Why `op` cannot be delivered (reason, words, the dep it failed on), or None.
+        Chain, Lamport discipline, deps shape and membership; no side effects."""
         author = op.author
-        log = self.logs.setdefault(author, [])
+        log = self.logs.get(author, [])
         previous = log[-1] if log else None
         if op.prev != (previous.hash if previous else NO_PREV):
-            return self._reject(
-                op,
+            return (
                 DropReason.BROKEN_CHAIN,
                 f"op {op.seq} does not chain to the author's op {op.seq - 1}",
+                None,
             )
         if previous is not None and op.lamport <= previous.lamport:
-            return self._reject(
-                op, DropReason.BACKDATED, "its Lamport time is not after the author's previous op"
+            return (
+                DropReason.BACKDATED,
+                "its Lamport time is not after the author's previous op",
+                None,
             )
         if op.epoch == 0:
             claimed = dict(op.lobby_deps)
@@ -357,24 +388,51 @@ class SyncPeer:
                 self.epochs[op.epoch].participants if op.epoch in self.epochs else op.payload[0]
             )
             if len(op.round_deps) != len(participants):
-                return self._reject(
-                    op, DropReason.SCHEMA, "deps must give one seq per participant of the round"
+                return (
+                    DropReason.SCHEMA,
+                    "deps must give one seq per participant of the round",
+                    None,
                 )
             claimed = dict(zip(participants, op.round_deps, strict=True))
+            start = self.epochs[op.epoch].start if op.epoch in self.epochs else None
+            if start is not None and op.lamport <= start.lamport:
+                # A floor for every round op: nobody can stamp a move before the round began.
+                return (DropReason.BACKDATED, "its Lamport time is before its round started", None)
         counts_itself = op.epoch == 0 or author in claimed
         if counts_itself and claimed.get(author, 0) != op.seq - 1 and (op.epoch or op.seq > 1):
-            return self._reject(
-                op, DropReason.SCHEMA, "deps must count the author's own previous op"
-            )
+            return DropReason.SCHEMA, "deps must count the author's own previous op", None
         for dep_author, dep_seq in claimed.items():
-            if dep_seq and op.lamport <= self._dep_lamport(dep_author, dep_seq):
-                return self._reject(
-                    op, DropReason.BACKDATED, "its Lamport time is not after an op it had seen"
+            if not dep_seq or self._beyond_expulsion(dep_author, dep_seq):
+                continue
+            if op.lamport <= self._dep_lamport(dep_author, dep_seq):
+                return (
+                    DropReason.BACKDATED,
+                    "its Lamport time is not after an op it had seen",
+                    (dep_author, dep_seq),
                 )
-        problem = self._membership_problem(op)
+        membership = self._membership_problem(op)
+        if membership is not None:
+            return membership[0], membership[1], None
+        return None
+
+    def _beyond_expulsion(self, author: bytes, seq: int) -> bool:
+        """An op of an expelled author from its equivocation on: never delivered here, and
+        which version an honest peer saw cannot be known, so deps on it are not judged."""
+        return author in self.expelled and seq >= self.expelled[author]
+
+    def _deliver_checked(self, op: Op) -> None:
+        problem = self._problem(op)
         if problem is not None:
-            return self._reject(op, problem[0], problem[1])
-        log.append(op)
+            reason, message, failed_dep = problem
+            if failed_dep is not None:
+                self._backdated_on[op.author] = (op, failed_dep)
+            self._reject(op, reason, message)
+            return
+        self._deliver(op)
+
+    def _deliver(self, op: Op) -> None:
+        author = op.author
+        self.logs.setdefault(author, []).append(op)
         if author != self.me:
             self.clock.observe(op.lamport)
         self._apply_membership(op)
@@ -389,7 +447,6 @@ class SyncPeer:
                 other.hear(author, op.lamport)
         self._apply_waiting_heartbeat(author)
         self._events.append(OpDelivered(op, position))
-        return None
 
     def _membership_problem(self, op: Op) -> tuple[DropReason, str] | None:
         kind, author = op.kind, op.author
@@ -481,6 +538,14 @@ class SyncPeer:
             epoch.exclude(author, seq)
         self.counters.count(DropReason.EQUIVOCATION)
         self._events.append(AuthorExpelled(author, seq, (first, second)))
+        # An honest op judged against one version of the equivocated op may have been called
+        # backdated here and not elsewhere: judge it again, now that the dep is not judged.
+        for victim, (op, (dep_author, dep_seq)) in list(self._backdated_on.items()):
+            if dep_author == author and dep_seq >= seq and self.dead.get(victim) == op.seq:
+                del self._backdated_on[victim]
+                del self.dead[victim]
+                self.pending.setdefault(victim, {})[op.seq] = op
+        self._deliver_ready()
         # Everyone must learn it: relay both versions.
         self._outbox.append((BROADCAST, first.datagram()))
         self._outbox.append((BROADCAST, second.datagram()))
@@ -565,10 +630,12 @@ class SyncPeer:
             if first_ops_only:
                 first = last = 1
             log = self.logs.get(author, [])
-            ops.extend(log[first - 1 : min(last, len(log), first - 1 + 64)])
+            ops.extend(log[first - 1 : min(last, len(log), first - 1 + MAX_REPLY)])
             if author in self.evidence:
                 ops.extend(self.evidence[author])
-        self._send_ops(source, ops)
+        # One request, however many ranges it names, is answered with at most MAX_REPLY ops:
+        # its source address could be forged, and the asker will ask again for the rest.
+        self._send_ops(source, ops[:MAX_REPLY])
 
     def _send_ops(self, destination: Hashable, ops: Sequence[Op]) -> None:
         """Pack ops into BATCH datagrams of at most 1200 bytes."""

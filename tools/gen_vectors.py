@@ -231,7 +231,10 @@ class History:
         peer = self.peers[name]
         seq = peer.delivered(peer.me) + 1
         if epoch == 0:
-            deps: list[object] = [[a, n] for a, n in peer.vector()]
+            needed = {peer.me: seq - 1}
+            if peer.host is not None and peer.host != peer.me:
+                needed[peer.host] = 1
+            deps: list[object] = [[a, n] for a, n in sorted(needed.items()) if n]
         elif kind == Kind.START:
             deps = [peer.delivered(p) for p in payload[0]]  # type: ignore[index]
         else:

@@ -8,10 +8,17 @@ import pytest
 
 from nerts_p2p.moves import parse_move
 from nerts_p2p.position import state_hash
-from nerts_p2p.replica import PeerExpelled, RoundStarted, deal_commitment
+from nerts_p2p.replica import (
+    PeerExpelled,
+    ProtocolViolation,
+    RoundStarted,
+    deal_commitment,
+    rules_to_wire,
+)
 from nerts_p2p.rules import Rules
 from protocol.envelope import seal
-from protocol.messages import Op, op_body
+from protocol.messages import Kind, Op, op_body
+from tests.replication.table_helpers import seed_showing
 from tools.mesh import PeerMesh
 
 from .table_helpers import ManualTable
@@ -104,3 +111,27 @@ def test_a_host_who_sits_a_round_out_can_still_start_it() -> None:
         assert rnd is not None
         assert [step.op.body for step in rnd.steps if step.applied] == [played.body]
     assert len({state_hash(r.current_round.state) for r in table.players if r.current_round}) == 1
+
+
+def test_a_start_that_makes_no_sense_as_a_game_is_reported_not_a_crash() -> None:
+    rules = Rules(seats=2)
+    for seats, wire_rules, words in (
+        ([0, 5], rules_to_wire(rules), "seats players at [0, 5]"),
+        ([0, 0], rules_to_wire(rules), "seats players at [0], but the rules have seats 0..1"),
+        ([0, 1], [["seats", 2], ["wizardry", True]], "unknown rule option(s): wizardry"),
+    ):
+        table = ManualTable(rules, [seed_showing(rules, [], label=f"h{i}") for i in range(2)])
+        for player in table.players:
+            player.ready()
+        table.collect()
+        table.deliver_all()
+        host = table.players[0]
+        players = host.ready_players(1)
+        host.sync.author(Kind.START, 1, [players, seats, wire_rules])
+        host._after_sync()
+        table.collect()
+        table.deliver_all()
+        for events, player in zip(table.events, table.players, strict=True):
+            assert player.current_round is None
+            reports = [e.reason for e in events if isinstance(e, ProtocolViolation)]
+            assert any(words in r for r in reports), reports

@@ -28,7 +28,7 @@ from nerts_p2p.deck import deal_seat
 from nerts_p2p.engine import apply, complete, public_start, shown_cards
 from nerts_p2p.errors import NertsError, NotationError, Rejection, RejectReason
 from nerts_p2p.moves import TO_FOUNDATION, Move, move_text, parse_move
-from nerts_p2p.position import state_digest
+from nerts_p2p.position import state_digest, state_hash
 from nerts_p2p.rules import Rules
 from nerts_p2p.scoring import SeatScore, score_round
 from nerts_p2p.state import GameState
@@ -67,6 +67,15 @@ def rules_from_wire(pairs: object) -> Rules:
 class RoundStarted:
     round: int
     seat: int | None  # ours, or None when we watch
+
+
+@dataclass(frozen=True)
+class StableState:
+    """The stable prefix of a round grew: this state can no longer change on any peer."""
+
+    round: int
+    stable_ops: int
+    state_hash: str
 
 
 @dataclass(frozen=True)
@@ -115,6 +124,7 @@ class Divergence:
 
 GameEvent = (
     RoundStarted
+    | StableState
     | RaceLost
     | RoundEnded
     | RoundFinal
@@ -154,6 +164,7 @@ class ReplicatedRound:
     final: RoundFinal | None = None
     revealed: bool = False
     shared: bool = False  # partnerships: our seed went to our partner
+    announced_stable: int = 0  # ops in the stable prefix when we last said so
 
     def __post_init__(self) -> None:
         if not self.states:
@@ -449,6 +460,7 @@ class TableReplica:
                 self._events.append(Divergence(event.peer))
         for number, position in sorted(refold.items()):
             self._refold(self.rounds[number], position)
+        self._note_stability()
         self._progress()
         self.sync.set_state_hash(self._state_hash())
 
@@ -553,6 +565,15 @@ class TableReplica:
         )
         self.rounds[op.epoch]._fold_one(op)
         self._events.append(RoundStarted(op.epoch, my_seat))
+
+    def _note_stability(self) -> None:
+        rnd = self.current_round
+        if rnd is None:
+            return
+        stable = min(rnd.log.stable_count(), len(rnd.states) - 1)
+        if stable > rnd.announced_stable:
+            rnd.announced_stable = stable
+            self._events.append(StableState(rnd.number, stable, state_hash(rnd.states[stable])))
 
     def _progress(self) -> None:
         """Reveal our seed once the end is stable; finish rounds whose reveals are stable."""
@@ -681,6 +702,7 @@ __all__ = [
     "RoundEnded",
     "RoundFinal",
     "RoundStarted",
+    "StableState",
     "TableReplica",
     "deal_commitment",
 ]

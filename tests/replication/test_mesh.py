@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nerts_p2p.position import state_hash
-from nerts_p2p.replica import TableReplica
+from nerts_p2p.replica import StableState, TableReplica
 from nerts_p2p.rules import Rules
 from nerts_p2p.scoring import score_round
 from protocol.messages import SPECTATOR
@@ -101,3 +101,27 @@ def test_a_spectator_arriving_after_the_round_catches_up() -> None:
     assert late.current_round is not None
     assert state_hash(late.current_round.state) == mesh.state_hashes()[0]
     assert late.sync.vector() == mesh.replicas[0].sync.vector()
+
+
+def test_every_peer_announces_the_same_stable_states_as_they_settle() -> None:
+    mesh = PeerMesh(
+        players=3,
+        rules=Rules(seats=3),
+        seed=11,
+        faults=Faults(drop=0.15, duplicate=0.05, delay=(0.001, 0.1)),
+    )
+    mesh.run(until=1200, rounds=1)
+    announced = [
+        {(e.round, e.stable_ops): e.state_hash for e in events if isinstance(e, StableState)}
+        for events in mesh.events
+    ]
+    assert all(len(a) > 10 for a in announced), "stability advances as the round goes on"
+    # Where two peers announced the same stable prefix, they announced the same state.
+    for i, ours in enumerate(announced):
+        for theirs in announced[i + 1 :]:
+            common = set(ours) & set(theirs)
+            assert common
+            assert all(ours[k] == theirs[k] for k in common)
+    # And the last stable state of the round is the final state everyone agrees on.
+    finals = {max(a.items())[1] for a in announced}
+    assert finals == set(mesh.stable_hashes())

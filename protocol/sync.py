@@ -175,26 +175,29 @@ class SyncPeer:
 
     # --- authoring ---------------------------------------------------------------------
 
+    def deps_for(self, kind: Kind, epoch: int, payload: object) -> list[object]:
+        """The deps our next op of this kind names, as `author` writes them."""
+        if epoch == 0:
+            # Only what a lobby op depends on: the table's OPEN and our own previous op. (All
+            # authors would make lobby ops grow with every spectator who ever joined.)
+            needed = {self.me: self.delivered(self.me)}
+            if self.host is not None and self.host != self.me:
+                needed[self.host] = 1
+            return [[a, n] for a, n in sorted(needed.items()) if n]
+        if kind == Kind.START:
+            return [self.delivered(p) for p in payload[0]]  # type: ignore[index]
+        log = self.epochs.get(epoch)
+        if log is None:
+            raise LocalProtocolError(DropReason.SCHEMA, f"round {epoch} has not started here")
+        return [self.delivered(p) for p in log.participants]
+
     def author(self, kind: Kind, epoch: int, payload: object) -> Op:
         """Sign and deliver an op of our own; it is queued for every peer. The caller stores
         it before sending (crash safety) by reading `outgoing()` after persisting."""
         seq = self.delivered(self.me) + 1
         prev = self.logs[self.me][-1].hash if seq > 1 else NO_PREV
         lamport = self.clock.tick()
-        if epoch == 0:
-            # Only what a lobby op depends on: the table's OPEN and our own previous op. (All
-            # authors would make lobby ops grow with every spectator who ever joined.)
-            needed = {self.me: seq - 1}
-            if self.host is not None and self.host != self.me:
-                needed[self.host] = 1
-            deps: list[object] = [[a, n] for a, n in sorted(needed.items()) if n]
-        elif kind == Kind.START:
-            deps = [self.delivered(p) for p in payload[0]]  # type: ignore[index]
-        else:
-            log = self.epochs.get(epoch)
-            if log is None:
-                raise LocalProtocolError(DropReason.SCHEMA, f"round {epoch} has not started here")
-            deps = [self.delivered(p) for p in log.participants]
+        deps = self.deps_for(kind, epoch, payload)
         op = seal_op(
             self.key, op_body(kind, self.table, self.me, seq, prev, lamport, epoch, deps, payload)
         )

@@ -230,16 +230,7 @@ class History:
         overridden to break it."""
         peer = self.peers[name]
         seq = peer.delivered(peer.me) + 1
-        if epoch == 0:
-            needed = {peer.me: seq - 1}
-            if peer.host is not None and peer.host != peer.me:
-                needed[peer.host] = 1
-            deps: list[object] = [[a, n] for a, n in sorted(needed.items()) if n]
-        elif kind == Kind.START:
-            deps = [peer.delivered(p) for p in payload[0]]  # type: ignore[index]
-        else:
-            participants = peer.epochs[epoch].participants
-            deps = [peer.delivered(p) for p in participants]
+        deps = peer.deps_for(kind, epoch, payload)
         fields: dict[str, object] = {
             "kind": kind,
             "table": TABLE,

@@ -93,6 +93,11 @@ def resolve_command(state: GameState, seat: int, text: str) -> Move | str:
         kind, dest = TO_NERTS, int(dst_word[1:])
     else:
         return f"{dst_word!r} is not a destination: use f, a work pile number, uN or >SEAT"
+    piles = len(state.seats[seat].work)
+    named_piles = [source] + ([dest] if kind in (TO_WORK, TO_UNDER) and dest is not None else [])
+    for number in named_piles:
+        if number >= piles:
+            return f"there is no work pile {number}: your work piles are 0 to {piles - 1}"
     matching = [
         m
         for m in legal_moves(state, seat)

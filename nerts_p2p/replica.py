@@ -274,6 +274,7 @@ class TableReplica:
         self.totals: dict[bytes, int] = {}
         self.my_secrets: dict[int, tuple[bytes, bytes]] = {}  # round -> (seed, salt)
         self._events: list[GameEvent] = []
+        self._digest_of: tuple[GameState, bytes] | None = None
 
     # --- construction ----------------------------------------------------------------
 
@@ -688,7 +689,12 @@ class TableReplica:
         rnd = self.current_round
         if rnd is None:
             return hashlib.sha256(repr(self.sync.vector()).encode()).digest()[:16]
-        return state_digest(rnd.state)
+        # States are immutable: most datagrams (heartbeats) leave the state as it was, so the
+        # digest of the same object is reused rather than written out and hashed again.
+        cached = self._digest_of
+        if cached is None or cached[0] is not rnd.state:
+            self._digest_of = cached = (rnd.state, state_digest(rnd.state))
+        return cached[1]
 
 
 __all__ = [

@@ -31,6 +31,8 @@ def test_impossible_and_garbled_commands_say_why() -> None:
     assert "not a destination" in str(resolve_command(state, 0, "n zz"))
     assert "not a card" in str(resolve_command(state, 0, "0 ZZ n-w1"))
     assert resolve_command(state, 0, "1 turn") == "you play seat 0"
+    assert resolve_command(state, 0, "n 9") == "there is no work pile 9: your work piles are 0 to 3"
+    assert resolve_command(state, 0, "7 f") == "there is no work pile 7: your work piles are 0 to 3"
 
 
 def test_turn_becomes_recycle_once_the_stock_is_empty() -> None:

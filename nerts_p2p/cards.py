@@ -28,7 +28,6 @@ JOKER_INDEXES = (52, 53)
 CARDS_PER_OWNER = 64
 CARD_MASK = 1023
 FACE_SHIFT = 10
-NO_FACE = -1
 
 # Lookup tables by face index (0..53): far cheaper than arithmetic in the hot path.
 RANK_OF: tuple[int, ...] = tuple([i % 13 + 1 for i in range(52)] + [0, 0])
@@ -42,10 +41,6 @@ def make_card(owner: int, index: int) -> int:
 
 def owner_of(card: int) -> int:
     return (card & CARD_MASK) >> 6
-
-
-def index_of(card: int) -> int:
-    return card & 63
 
 
 def face_index(rank: int, suit: int) -> int:

@@ -25,6 +25,7 @@ from nerts_p2p.cards import make_card
 from nerts_p2p.rules import Rules
 
 SEED_BYTES = 32
+SALT_BYTES = 16  # the commitment H(seed || salt) hides a seed even if seeds were guessable
 
 
 def _uint32_stream(seed: bytes) -> Iterator[int]:

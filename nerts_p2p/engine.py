@@ -60,19 +60,6 @@ R = RejectReason
 # --- starting a round ---------------------------------------------------------------------
 
 
-class DealReveal(Sequence[int]):
-    """The face-up cards a seat shows when a round starts: its Nerts top and work cards."""
-
-    def __init__(self, nerts_top: int, work: Sequence[int]) -> None:
-        self.cards = (nerts_top, *work)
-
-    def __getitem__(self, i: int) -> int:  # type: ignore[override]
-        return self.cards[i]
-
-    def __len__(self) -> int:
-        return len(self.cards)
-
-
 def _seat_from_deal(rules: Rules, deal: Deal, *, knows_hidden: bool) -> SeatState:
     hide = private_slot if knows_hidden else (lambda _card: UNKNOWN)
     seen = 0
@@ -149,14 +136,6 @@ def shown_cards(state: GameState, seat: int) -> tuple[int, ...]:
 
 
 # --- words for errors ---------------------------------------------------------------------
-
-
-def _source_words(source: int) -> str:
-    if source == FROM_NERTS:
-        return "your Nerts pile"
-    if source == FROM_WASTE:
-        return "your waste"
-    return f"work pile {source}"
 
 
 def _reject(reason: RejectReason, message: str) -> Rejection:

@@ -58,10 +58,6 @@ class Move(NamedTuple):
     def __str__(self) -> str:
         return move_text(self)
 
-    @property
-    def is_card_play(self) -> bool:
-        return self.action == PLAY
-
     def without_reveals(self) -> Move:
         return self._replace(reveals=()) if self.reveals else self
 

@@ -22,7 +22,7 @@ import hashlib
 
 from nerts_p2p.cards import CARD_MASK, card_text, face_of, owner_of, parse_card
 from nerts_p2p.errors import NertsError, NotationError
-from nerts_p2p.rules import Rules, parse_rule_options, rule_options_text
+from nerts_p2p.rules import parse_rule_options, rule_options_text
 from nerts_p2p.state import (
     ENDED_NERTS,
     ENDED_STALEMATE,
@@ -258,7 +258,3 @@ def _check_conservation(state: GameState) -> None:
             raise NotationError(
                 f"seat {seat}'s cards add up to {len(known) + unknown}, not {rules.deck_size}"
             )
-
-
-def default_rules() -> Rules:
-    return Rules()

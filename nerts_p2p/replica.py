@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from nerts_p2p.audit import AuditReport, audit_round
 from nerts_p2p.cards import make_card
-from nerts_p2p.deck import deal_seat
+from nerts_p2p.deck import SALT_BYTES, SEED_BYTES, deal_seat
 from nerts_p2p.engine import apply, complete, public_start, shown_cards
 from nerts_p2p.errors import NertsError, NotationError, Rejection, RejectReason
 from nerts_p2p.moves import TO_FOUNDATION, Move, move_text, parse_move
@@ -381,7 +381,7 @@ class TableReplica:
         if rules is None or self.role != PLAYER:
             raise NertsError("only a player at an open table can be ready")
         number = (max(self.rounds) if self.rounds else 0) + 1
-        seed, salt = self.randomness(32), self.randomness(16)
+        seed, salt = self.randomness(SEED_BYTES), self.randomness(SALT_BYTES)
         self.my_secrets[number] = (seed, salt)
         deal = deal_seat(rules, 0, seed)
         shown = [deal.nerts[-1] & 63, *(c & 63 for c in deal.work)]

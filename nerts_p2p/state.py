@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from nerts_p2p.cards import CARD_MASK, JOKER_INDEXES, RANK_OF, SUIT_OF, face_of, owner_of
+from nerts_p2p.cards import CARD_MASK, owner_of
 from nerts_p2p.rules import Rules
 
 UNKNOWN = -1
@@ -151,15 +151,9 @@ def cards_of_seat(state: GameState, seat: int) -> list[int]:
     return found
 
 
-def foundation_rank_and_suit(entry: int) -> tuple[int, int]:
-    face = face_of(entry)
-    return RANK_OF[face], SUIT_OF[face]
-
-
 __all__ = [
     "ENDED_NERTS",
     "ENDED_STALEMATE",
-    "JOKER_INDEXES",
     "UNKNOWN",
     "Foundation",
     "GameState",

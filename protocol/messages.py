@@ -35,6 +35,7 @@ from . import schema as s
 from .codec import pack, unpack_bounded
 from .envelope import PROTOCOL_VERSION, Envelope, open_envelope, seal
 from .errors import DropReason, RemoteProtocolError
+from .sealed import OVERHEAD as SEALED_OVERHEAD
 from .signing import KEY_ID_LEN, OP_HASH_LEN, PUBLIC_KEY_LEN, SigningKeyPair, key_id, op_hash
 
 TABLE_ID_LEN: Final = 8
@@ -46,6 +47,7 @@ MAX_EPOCH: Final = 65535
 MAX_RANGES: Final = 16
 MAX_BATCH: Final = 16
 NO_PREV: Final = bytes(OP_HASH_LEN)
+SEED_AND_SALT: Final = 32 + 16  # what a SEED_SHARE seals
 
 
 class Kind(enum.IntEnum):
@@ -62,7 +64,6 @@ class Kind(enum.IntEnum):
     BATCH = 18
 
 
-OP_KINDS: Final = frozenset(k for k in Kind if k < 16)
 LOBBY_KINDS: Final = frozenset({Kind.OPEN, Kind.JOIN, Kind.READY})
 ROUND_KINDS: Final = frozenset({Kind.START, Kind.MOVE, Kind.REVEAL, Kind.SEED_SHARE})
 PLAYER, SPECTATOR = 0, 1
@@ -102,7 +103,7 @@ _PAYLOADS: Final[dict[Kind, s.Spec]] = {
     Kind.MOVE: s.Str(min=1, max=48),
     Kind.REVEAL: s.Tuple(s.Bin(exact=32), s.Bin(exact=16)),  # seed, salt
     # recipient (author id), seed || salt sealed to it (protocol/sealed.py)
-    Kind.SEED_SHARE: s.Tuple(_ID, s.Bin(exact=48 + 40)),
+    Kind.SEED_SHARE: s.Tuple(_ID, s.Bin(exact=SEED_AND_SALT + SEALED_OVERHEAD)),
 }
 OP_SCHEMA: Final = s.Tagged({kind: s.Tuple(*_HEADER, spec) for kind, spec in _PAYLOADS.items()})
 SYNC_SCHEMA: Final = s.Tagged(
@@ -163,10 +164,6 @@ class Op:
 
     def datagram(self) -> bytes:
         return pack([PROTOCOL_VERSION, self.body, self.signature])
-
-    @property
-    def ident(self) -> tuple[bytes, int]:
-        return self.author, self.seq
 
 
 @dataclass(frozen=True, slots=True)

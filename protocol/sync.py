@@ -27,12 +27,13 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from .clocks import LamportClock
+from .clocks import LamportClock, VersionVector
 from .counters import DropCounters
 from .envelope import seal
 from .errors import DropReason, LocalProtocolError, RemoteProtocolError
 from .messages import (
     MAX_BATCH,
+    MAX_RANGES,
     NO_PREV,
     PLAYER,
     SPECTATOR,
@@ -573,8 +574,8 @@ class SyncPeer:
         )
 
     def _on_heartbeat(self, hb: Heartbeat, source: Hashable, now: float) -> None:
-        theirs = dict(hb.vector)
-        own_seq = theirs.get(hb.sender, 0)
+        theirs = VersionVector.from_pairs(hb.vector)  # canonical: sorted, no repeats
+        own_seq = theirs.seq(hb.sender)
         if self.delivered(hb.sender) >= own_seq:
             for epoch in self.epochs.values():
                 epoch.hear(hb.sender, hb.lamport)
@@ -585,20 +586,19 @@ class SyncPeer:
         if hb.vector == vector and hb.state_hash and ours and hb.state_hash != ours:
             self.divergences += 1
             self._events.append(DivergenceDetected(hb.sender, vector, ours, hb.state_hash))
-        missing = []
-        for author, seq in hb.vector:
-            have = self.delivered(author)
-            if author in self.dead:
-                seq = min(seq, self.dead[author] - 1)
-            if seq > have:
-                missing.append((author, have + 1, seq))
+        held = VersionVector(vector)
+        # What they hold and we lack, short of any op we rejected for good: ask for it.
+        missing = [
+            (author, first, min(last, self.dead.get(author, last + 1) - 1))
+            for author, first, last in held.missing_ranges(theirs)
+        ]
+        missing = [r for r in missing if r[1] <= r[2]]
         if missing:
-            self._request(source, missing[:16], now)
+            self._request(source, missing[:MAX_RANGES], now)
+        # What we hold and they lack: push some of it at once, to heal faster than asking.
         push: list[Op] = []
-        for author, log in self.logs.items():
-            has = theirs.get(author, 0)
-            if len(log) > has:
-                push.extend(log[has : has + MAX_PUSH - len(push)])
+        for author, first, last in theirs.missing_ranges(held):
+            push.extend(self.logs[author][first - 1 : last][: MAX_PUSH - len(push)])
             if len(push) >= MAX_PUSH:
                 break
         self._send_ops(source, push)

@@ -46,9 +46,6 @@ class Faults:
             for start, end, group in self.partitions
         )
 
-    def healed_at(self) -> float:
-        return max((end for _, end, _ in self.partitions), default=0.0)
-
 
 PERFECT = Faults()
 

@@ -187,10 +187,10 @@ class ReplicatedRound:
         if self.end_position is not None and self.end_position >= position:
             self.end_position = None
         for op in self.log.ops[position:]:
-            self._fold_one(op)
+            self.fold_one(op)
         return old
 
-    def _fold_one(self, op: Op) -> None:
+    def fold_one(self, op: Op) -> None:
         state = self.states[-1]
         step = FoldStep(op, None, False, "")
         if op.kind == Kind.MOVE and self.log.counts(op):
@@ -373,7 +373,7 @@ class TableReplica:
 
     def request_table(self, host: bytes, address: Hashable, now: float) -> None:
         """Ask the host for its OPEN (its op 1) before joining."""
-        self.sync._request(address, [(host, 1, 1)], now)
+        self.sync.request(address, [(host, 1, 1)], now)
 
     def ready(self) -> Op:
         """Commit to a fresh deal for the next round and show its face-up cards."""
@@ -489,7 +489,7 @@ class TableReplica:
             refold[op.epoch] = min(refold[op.epoch], position)
         elif position == len(rnd.steps):
             was_ended = rnd.end_position is not None
-            rnd._fold_one(op)
+            rnd.fold_one(op)
             if not was_ended and rnd.end_position is not None:
                 self._announce_end(rnd)
         else:
@@ -544,7 +544,7 @@ class TableReplica:
         shown_by_seat: dict[int, list[int]] = {}
         dealer: dict[int, bytes] = {}
         for author in participants:
-            ready = self.sync._ready_for(op.epoch, author, op)
+            ready = self.sync.ready_for(op.epoch, author, op)
             assert ready is not None  # the sync layer rejects a START without it
             commitments[author] = ready.payload[1]
             seat = seat_of[author]
@@ -564,7 +564,7 @@ class TableReplica:
         self.rounds[op.epoch] = ReplicatedRound(
             op.epoch, rules, log, seat_of, commitments, dealer, start
         )
-        self.rounds[op.epoch]._fold_one(op)
+        self.rounds[op.epoch].fold_one(op)
         self._events.append(RoundStarted(op.epoch, my_seat))
 
     def _note_stability(self) -> None:

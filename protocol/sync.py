@@ -232,7 +232,7 @@ class SyncPeer:
             if isinstance(message, Heartbeat):
                 if not known:
                     # A peer we know nothing of yet: ask for its first op, which carries its key.
-                    self._request(source, [(message.sender, 1, 1)], now)
+                    self.request(source, [(message.sender, 1, 1)], now)
                     raise RemoteProtocolError(
                         DropReason.UNKNOWN_AUTHOR, "a heartbeat from a peer we have no key for"
                     )
@@ -290,7 +290,7 @@ class SyncPeer:
                 self.counters.count(DropReason.UNKNOWN_AUTHOR, len(self.awaiting_key.pop(oldest)))
                 parked = self.awaiting_key.get(author, [])
             self.awaiting_key[author] = [*parked, op]
-            self._request(source, [(author, 1, 1)], now)
+            self.request(source, [(author, 1, 1)], now)
             return
         verify(public_key, op.body, op.signature)
         if op.public_key is not None and author not in self.keys:
@@ -479,7 +479,7 @@ class SyncPeer:
                 m = self.members.get(p)
                 if m is None or m.left or m.role != PLAYER:
                     return DropReason.NOT_A_MEMBER, "START names someone who is not a player here"
-                if not self._ready_for(op.epoch, p, op):
+                if not self.ready_for(op.epoch, p, op):
                     return DropReason.SCHEMA, "START names a player who is not ready"
             return None
         epoch = self.epochs.get(op.epoch)
@@ -491,7 +491,7 @@ class SyncPeer:
             return DropReason.NOT_A_MEMBER, f"the author does not play round {op.epoch}"
         return None
 
-    def _ready_for(self, epoch: int, author: bytes, start: Op) -> Op | None:
+    def ready_for(self, epoch: int, author: bytes, start: Op) -> Op | None:
         """The author's latest READY for `epoch` that `start` had seen."""
         seen = dict(zip(start.payload[0], start.round_deps, strict=False)).get(author, 0)
         candidates = [r for r in self.readies.get((epoch, author), []) if r.seq <= seen]
@@ -514,7 +514,7 @@ class SyncPeer:
             self.readies.setdefault((op.payload[0], author), []).append(op)
         elif kind == Kind.START:
             participants = tuple(op.payload[0])
-            readies = [self._ready_for(op.epoch, p, op) for p in participants]
+            readies = [self.ready_for(op.epoch, p, op) for p in participants]
             commitments = [r.payload[1] for r in readies if r is not None]
             log = EpochLog(
                 op.epoch,
@@ -594,7 +594,7 @@ class SyncPeer:
         ]
         missing = [r for r in missing if r[1] <= r[2]]
         if missing:
-            self._request(source, missing[:MAX_RANGES], now)
+            self.request(source, missing[:MAX_RANGES], now)
         # What we hold and they lack: push some of it at once, to heal faster than asking.
         push: list[Op] = []
         for author, first, last in theirs.missing_ranges(held):
@@ -610,7 +610,7 @@ class SyncPeer:
             for epoch in self.epochs.values():
                 epoch.hear(author, waiting[0])
 
-    def _request(
+    def request(
         self, source: Hashable, ranges: Sequence[tuple[bytes, int, int]], now: float
     ) -> None:
         fresh = [r for r in ranges if now >= self._requested.get(r[0], -1.0)]

@@ -613,6 +613,8 @@ class SyncPeer:
     def request(
         self, source: Hashable, ranges: Sequence[tuple[bytes, int, int]], now: float
     ) -> None:
+        """Ask `source` for ops `(author, first, last)`; an author asked about within
+        `request_retry` seconds is not asked about again yet."""
         fresh = [r for r in ranges if now >= self._requested.get(r[0], -1.0)]
         if not fresh:
             return

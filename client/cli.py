@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from nerts_p2p.bots import LEVELS, BotLevel, level_named
 from nerts_p2p.errors import NertsError
-from nerts_p2p.rules import Rules
+from nerts_p2p.rules import GERMAN, Rules
 
 
 def _add_rule_options(parser: argparse.ArgumentParser) -> None:
@@ -52,7 +52,7 @@ def _add_rule_options(parser: argparse.ArgumentParser) -> None:
 def _rules_from(args: argparse.Namespace, players: int) -> Rules:
     if args.partnerships and players % 2:
         raise NertsError(f"partnerships need an even number of players, got {players}")
-    german = args.german
+    preset = GERMAN if args.german else {}
     return Rules(
         seats=players // 2 if args.partnerships else players,
         partnerships=args.partnerships,
@@ -60,13 +60,13 @@ def _rules_from(args: argparse.Namespace, players: int) -> Rules:
         work_piles=args.work_piles,
         draw=args.draw,
         recycle_rotates=not args.no_recycle_rotates,
-        must_call=args.must_call or german,
+        must_call=args.must_call or preset.get("must_call", False),
         target=args.target,
         caller_bonus=args.caller_bonus,
         nerts_penalty=args.nerts_penalty,
         jokers=args.jokers,
-        nerts_builds=args.nerts_builds or german,
-        aces_first=args.aces_first or german,
+        nerts_builds=args.nerts_builds or preset.get("nerts_builds", False),
+        aces_first=args.aces_first or preset.get("aces_first", False),
         slide_under=not args.no_slide_under,
     )
 

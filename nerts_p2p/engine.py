@@ -50,6 +50,7 @@ from nerts_p2p.state import (
     Foundation,
     GameState,
     SeatState,
+    forget_private,
     private_slot,
     slot_card,
 )
@@ -312,6 +313,17 @@ def exposed_ace(seat: SeatState) -> int | None:
 _IN_THE_AIR = (PLAY, TURN, RECYCLE, ROTATE)
 
 
+def is_ace_to_centre(move: Move) -> bool:
+    """An ace (a real one, not a joker) played to a foundation: under `aces_first` the only
+    move allowed while the mover has an exposed ace."""
+    return (
+        move.action == PLAY
+        and move.dest_kind == TO_FOUNDATION
+        and not is_joker(move.card)
+        and RANK_OF[move.card & 63] == 1
+    )
+
+
 def apply(state: GameState, move: Move, *, in_the_air: bool = False) -> GameState | Rejection:
     """The state after `move`, or why it has no effect.
 
@@ -329,13 +341,7 @@ def apply(state: GameState, move: Move, *, in_the_air: bool = False) -> GameStat
     rules = state.rules
     if rules.aces_first:
         ace = exposed_ace(seat)
-        is_ace_play = (
-            move.action == PLAY
-            and move.dest_kind == TO_FOUNDATION
-            and move.card <= CARD_MASK
-            and RANK_OF[move.card & 63] == 1
-        )
-        if ace is not None and not is_ace_play:
+        if ace is not None and not is_ace_to_centre(move):
             return _reject(
                 R.ACES_FIRST,
                 f"aces go to the centre first: play your {card_name(ace)} before anything else",
@@ -600,11 +606,4 @@ def complete(state: GameState, move: Move) -> Move:
 
 def redact_seat(state: GameState, seat_no: int) -> GameState:
     """Forget what this view privately knows about one seat's face-down cards."""
-    s = state.seats[seat_no]
-
-    def forget(slots: tuple[int, ...]) -> tuple[int, ...]:
-        return tuple(UNKNOWN if slot < 0 else slot for slot in slots)
-
-    return _with_seat(
-        state, seat_no, s._replace(nerts_hidden=forget(s.nerts_hidden), stock=forget(s.stock))
-    )
+    return _with_seat(state, seat_no, forget_private(state.seats[seat_no]))

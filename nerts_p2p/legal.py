@@ -7,7 +7,7 @@ Moves that turn a card face up are listed without the card: only the seat knows 
 from __future__ import annotations
 
 from nerts_p2p.cards import CARD_MASK, RANK_OF, RED_OF, SUIT_OF, face_index, face_of, is_joker
-from nerts_p2p.engine import build_on_work, exposed_ace, slide_under_pile
+from nerts_p2p.engine import build_on_work, exposed_ace, is_ace_to_centre, slide_under_pile
 from nerts_p2p.moves import (
     FROM_NERTS,
     FROM_WASTE,
@@ -113,12 +113,5 @@ def legal_moves(state: GameState, seat: int) -> list[Move]:
     if rules.aces_first:
         ace = exposed_ace(s)
         if ace is not None:
-            moves = [
-                m
-                for m in moves
-                if m.action == PLAY
-                and m.dest_kind == TO_FOUNDATION
-                and RANK_OF[m.card & 63] == 1
-                and not is_joker(m.card)
-            ]
+            moves = [m for m in moves if is_ace_to_centre(m)]
     return moves

@@ -192,7 +192,7 @@ def parse_position(text: str) -> GameState:
         )
     seats_t = tuple(seats)
     seats_t = tuple(
-        s._replace(seen=seen_mask(rules, seats_t, foundations, i)) for i, s in enumerate(seats_t)
+        s._replace(seen=seen_mask(seats_t, foundations, i)) for i, s in enumerate(seats_t)
     )
     state = GameState(
         rules,

@@ -30,7 +30,7 @@ from nerts_p2p.errors import NertsError, NotationError, Rejection, RejectReason
 from nerts_p2p.moves import TO_FOUNDATION, Move, move_text, parse_move
 from nerts_p2p.position import state_digest, state_hash
 from nerts_p2p.rules import Rules
-from nerts_p2p.scoring import SeatScore, score_round
+from nerts_p2p.scoring import SeatScore, match_winner, score_round
 from nerts_p2p.state import GameState
 from protocol.errors import RemoteProtocolError
 from protocol.messages import PLAYER, SPECTATOR, Kind, Op
@@ -160,7 +160,7 @@ class ReplicatedRound:
     states: list[GameState] = field(default_factory=list)  # states[i]: after i ops
     steps: list[FoldStep] = field(default_factory=list)
     end_position: int | None = None
-    reveals: dict[bytes, tuple[bytes, bytes]] = field(default_factory=dict)
+    reveals: dict[bytes, Op] = field(default_factory=dict)  # dealer -> its REVEAL
     final: RoundFinal | None = None
     revealed: bool = False
     shared: bool = False  # partnerships: our seed went to our partner
@@ -246,14 +246,6 @@ def _check_seating(rules: Rules, seats: tuple[int, ...]) -> None:
         )
     if any(count > per_seat for count in counts.values()):
         raise NertsError(f"the START puts more than {per_seat} player(s) on a seat")
-
-
-def match_winner(totals: tuple[int, ...], target: int) -> int | None:
-    """The seat that has won the match: at or over the target and alone at the top."""
-    best = max(totals)
-    if best < target or totals.count(best) > 1:
-        return None
-    return totals.index(best)
 
 
 # --- the table ------------------------------------------------------------------------------
@@ -476,7 +468,7 @@ class TableReplica:
         if rnd is None:
             return
         if op.kind == Kind.REVEAL:
-            rnd.reveals[op.author] = (op.payload[0], op.payload[1])
+            rnd.reveals[op.author] = op
         elif (
             op.kind == Kind.SEED_SHARE
             and op.payload[0] == self.me
@@ -498,11 +490,11 @@ class TableReplica:
     def _refold(self, rnd: ReplicatedRound, position: int) -> None:
         was_ended = rnd.end_position is not None
         replaced = rnd.fold_from(position)
-        new_steps = {id(step.op): step for step in rnd.steps[position:]}
+        new_steps = {step.op.hash: step for step in rnd.steps[position:]}
         for old in replaced:
             if old.op.author != self.me or not old.applied:
                 continue
-            new = new_steps.get(id(old.op))
+            new = new_steps.get(old.op.hash)
             if new is not None and not new.applied and old.move is not None:
                 self._events.append(
                     RaceLost(rnd.number, old.move, new.reason, self._race_winner(rnd, old.move))
@@ -585,7 +577,7 @@ class TableReplica:
                 self._share_seed(rnd)
             if (
                 not rnd.revealed
-                and self.me in rnd.seat_of
+                and self.me in rnd.dealer.values()
                 and rnd.end_is_stable()
                 and rnd.number in self.my_secrets
             ):
@@ -646,29 +638,29 @@ class TableReplica:
                 self._on_delivered(event, {})
 
     def _reveals_stable(self, rnd: ReplicatedRound) -> bool:
-        stable = rnd.log.stable_count()
-        positions = {id(op): i for i, op in enumerate(rnd.log.ops)}
-        needed = [a for a in rnd.dealer.values() if rnd.log.counts_author(a)]
-        for author in needed:
-            reveal = next(
-                (op for op in rnd.log.ops if op.author == author and op.kind == Kind.REVEAL), None
-            )
-            if reveal is None or positions[id(reveal)] >= stable:
-                return False
-        return True
+        """Every dealer still in the round has revealed, and its REVEAL is stable (an op is
+        stable exactly when its Lamport time is within the round's stable bound)."""
+        bound = rnd.log.stable_bound()
+        return all(
+            author in rnd.reveals and rnd.reveals[author].lamport <= bound
+            for author in rnd.dealer.values()
+            if rnd.log.counts_author(author)
+        )
 
     def _finish(self, rnd: ReplicatedRound) -> None:
         cheaters: set[int] = set()
         seeds: list[bytes] = []
         for seat in range(rnd.rules.seats):
             author = rnd.dealer[seat]
-            seed, salt = rnd.reveals.get(author, (bytes(32), bytes(16)))
+            reveal = rnd.reveals.get(author)
+            seed, salt = reveal.payload if reveal is not None else (bytes(32), bytes(16))
             if deal_commitment(seed, salt) != rnd.commitments[author]:
                 cheaters.add(seat)
             seeds.append(seed)
-        # The fold's end state, projected to public knowledge, is what the audit replays to.
+        # The audit replays the round from the seeds and must reach the fold's end state (in
+        # public knowledge); `report.diverged` says if it did not.
         end = rnd.states[-1]
-        report = audit_round(rnd.rules, seeds, rnd.start_state, rnd.moves_in_fold_order(), None)
+        report = audit_round(rnd.rules, seeds, rnd.start_state, rnd.moves_in_fold_order(), end)
         cheaters |= report.cheaters
         scores = score_round(end, cheaters=frozenset(cheaters))
         for score in scores:

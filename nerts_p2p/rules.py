@@ -13,6 +13,8 @@ from typing import Any
 
 from nerts_p2p.errors import RulesError
 
+#: The Russian/German text: builds on Nerts piles, Aces first, emptying the pile ends the round.
+GERMAN: dict[str, bool] = {"nerts_builds": True, "aces_first": True, "must_call": True}
 MIN_SEATS = 2
 MAX_SEATS = 8
 
@@ -78,8 +80,8 @@ class Rules:
 
     @classmethod
     def german(cls, seats: int = 4) -> Rules:
-        """The Russian/German text: builds on Nerts piles, Aces first, emptying ends the round."""
-        return cls(seats=seats, nerts_builds=True, aces_first=True, must_call=True)
+        """The Russian/German text (`GERMAN`)."""
+        return cls(seats=seats, **GERMAN)
 
     def to_dict(self) -> dict[str, int | bool]:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}

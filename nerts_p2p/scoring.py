@@ -42,6 +42,15 @@ def score_round(
     return tuple(scores)
 
 
+def match_winner(totals: Sequence[int], target: int) -> int | None:
+    """The seat that has won the match: at or over the target and alone at the top (a tie at
+    the top is played off with another round)."""
+    best = max(totals)
+    if best < target or list(totals).count(best) > 1:
+        return None
+    return list(totals).index(best)
+
+
 @dataclass
 class MatchScore:
     """Totals across rounds. The match ends after a round in which some seat reaches the
@@ -62,10 +71,7 @@ class MatchScore:
 
     @property
     def winner(self) -> int | None:
-        best = max(self.totals)
-        if best < self.rules.target or self.totals.count(best) > 1:
-            return None
-        return self.totals.index(best)
+        return match_winner(self.totals, self.rules.target)
 
     @property
     def finished(self) -> bool:

@@ -103,11 +103,8 @@ def index_wants(foundations: dict[int, Foundation]) -> dict[int, tuple[int, ...]
     return {face: tuple(bases) for face, bases in wants.items()}
 
 
-def seen_mask(
-    rules: Rules, seats: tuple[SeatState, ...], foundations: dict[int, Foundation], seat: int
-) -> int:
+def seen_mask(seats: tuple[SeatState, ...], foundations: dict[int, Foundation], seat: int) -> int:
     """Which of `seat`'s cards are public: every one that is anywhere face up or known."""
-    del rules
     mask = 0
 
     def note(entry: int) -> None:
@@ -125,16 +122,18 @@ def seen_mask(
     return mask
 
 
-def public_projection(state: GameState) -> GameState:
-    """The state with every private slot forgotten: what an onlooker knows."""
+def forget_private(seat: SeatState) -> SeatState:
+    """The seat with its private slots forgotten (public cards in its stock stay known)."""
 
     def forget(slots: tuple[int, ...]) -> tuple[int, ...]:
         return tuple(UNKNOWN if s < 0 else s for s in slots)
 
-    seats = tuple(
-        s._replace(nerts_hidden=forget(s.nerts_hidden), stock=forget(s.stock)) for s in state.seats
-    )
-    return state._replace(seats=seats)
+    return seat._replace(nerts_hidden=forget(seat.nerts_hidden), stock=forget(seat.stock))
+
+
+def public_projection(state: GameState) -> GameState:
+    """The state with every private slot forgotten: what an onlooker knows."""
+    return state._replace(seats=tuple(forget_private(s) for s in state.seats))
 
 
 def cards_of_seat(state: GameState, seat: int) -> list[int]:

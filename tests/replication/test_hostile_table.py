@@ -46,7 +46,7 @@ def test_a_reveal_that_does_not_open_its_commitment_marks_a_cheater(
 
     seat = liar.seat
     assert seat is not None
-    assert rnd.reveals[liar.me] == (fake, salt)
+    assert rnd.reveals[liar.me].payload == (fake, salt)
     assert deal_commitment(fake, salt) != rnd.commitments[liar.me]
     rules = rnd.rules
     for finals in mesh.finals:

@@ -22,6 +22,7 @@ def _assert_agree(mesh: PeerMesh, rounds: int) -> None:
         results = {(f[number].totals, f[number].cheaters, f[number].scores) for f in mesh.finals}
         assert len(results) == 1, f"peers disagree on round {number}: {results}"
         assert not next(iter(results))[1], "an honest bot was called a cheater"
+        assert not any(f[number].audit.diverged for f in mesh.finals), "audit replay differs"
     assert len(set(mesh.state_hashes())) == 1
     assert len(set(mesh.stable_hashes())) == 1
     assert mesh.divergences() == 0

@@ -8,9 +8,9 @@ import json
 import sys
 from collections.abc import Sequence
 
-from nerts_p2p.bots import LEVELS, BotLevel, level_named
-from nerts_p2p.errors import NertsError
-from nerts_p2p.rules import GERMAN, Rules
+from nerts_p2p.game.bots import LEVELS, BotLevel, level_named
+from nerts_p2p.game.errors import NertsError
+from nerts_p2p.game.rules import GERMAN, Rules
 
 
 def _add_rule_options(parser: argparse.ArgumentParser) -> None:
@@ -81,7 +81,7 @@ def _levels(text: str, players: int) -> list[BotLevel]:
 
 
 def _cmd_simulate(args: argparse.Namespace) -> int:
-    from nerts_p2p.simulate import match_record, round_record, simulate_match
+    from nerts_p2p.game.simulate import match_record, round_record, simulate_match
 
     rules = _rules_from(args, args.players)
     levels = _levels(args.bots, rules.players)
@@ -114,11 +114,11 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def _cmd_position(args: argparse.Namespace) -> int:
-    from nerts_p2p.engine import apply
-    from nerts_p2p.errors import Rejection
-    from nerts_p2p.legal import legal_moves
-    from nerts_p2p.moves import parse_move
-    from nerts_p2p.position import parse_position, position_text, state_hash
+    from nerts_p2p.game.engine import apply
+    from nerts_p2p.game.errors import Rejection
+    from nerts_p2p.game.legal import legal_moves
+    from nerts_p2p.game.moves import parse_move
+    from nerts_p2p.game.position import parse_position, position_text, state_hash
 
     state = parse_position(args.position)
     if args.move is None:
@@ -137,7 +137,7 @@ def _cmd_position(args: argparse.Namespace) -> int:
 
 def _cmd_bench(args: argparse.Namespace) -> int:
     if args.what == "engine":
-        from nerts_p2p.bench import engine_benchmarks
+        from tools.bench_engine import engine_benchmarks
 
         results = engine_benchmarks(repeats=args.repeats)
     elif args.what == "sync":
@@ -145,7 +145,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
         results = sync_benchmarks(repeats=args.repeats)
     elif args.what == "bots":
-        from nerts_p2p.bench import bot_ladder
+        from tools.bench_engine import bot_ladder
 
         ladder = bot_ladder(rounds=args.rounds)
         if args.json:

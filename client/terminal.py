@@ -15,13 +15,13 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from nerts_p2p.bots import BotLevel, BotPlayer
-from nerts_p2p.cards import card_text
-from nerts_p2p.deck import seat_seed
-from nerts_p2p.engine import apply, omniscient_start
-from nerts_p2p.errors import NertsError, Rejection
-from nerts_p2p.legal import legal_moves
-from nerts_p2p.moves import (
+from nerts_p2p.game.bots import BotLevel, BotPlayer
+from nerts_p2p.game.cards import card_text
+from nerts_p2p.game.deck import seat_seed
+from nerts_p2p.game.engine import apply, omniscient_start
+from nerts_p2p.game.errors import NertsError, Rejection
+from nerts_p2p.game.legal import legal_moves
+from nerts_p2p.game.moves import (
     FROM_NERTS,
     FROM_WASTE,
     NERTS,
@@ -38,9 +38,9 @@ from nerts_p2p.moves import (
     Move,
     parse_move,
 )
-from nerts_p2p.rules import Rules
-from nerts_p2p.scoring import MatchScore, score_round
-from nerts_p2p.state import GameState
+from nerts_p2p.game.rules import Rules
+from nerts_p2p.game.scoring import MatchScore, score_round
+from nerts_p2p.game.state import GameState
 
 HELP = """\
 Commands (you are seat 0; the bots play as you type):
@@ -226,7 +226,7 @@ class PracticeSession:
 
 
 def _watch(rules: Rules, level: BotLevel, seed: int) -> int:
-    from nerts_p2p.simulate import simulate_round
+    from nerts_p2p.game.simulate import simulate_round
 
     seeds = [seat_seed(seed, 1, s) for s in range(rules.seats)]
     result = simulate_round(rules, seeds, [level] * rules.players, match_seed=seed, keep_log=True)

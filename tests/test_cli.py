@@ -7,10 +7,10 @@ import json
 import pytest
 
 from client.cli import main
-from nerts_p2p.deck import seat_seed
-from nerts_p2p.engine import omniscient_start
-from nerts_p2p.position import position_text
-from nerts_p2p.rules import Rules
+from nerts_p2p.game.deck import seat_seed
+from nerts_p2p.game.engine import omniscient_start
+from nerts_p2p.game.position import position_text
+from nerts_p2p.game.rules import Rules
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

@@ -3,13 +3,13 @@ repeated runs with their spread, rates compared as ratios within one run."""
 
 from __future__ import annotations
 
-from nerts_p2p.bench import rate, summary
-from nerts_p2p.bots import CASUAL
-from nerts_p2p.position import state_hash
-from nerts_p2p.rules import Rules
+from nerts_p2p.game.bots import CASUAL
+from nerts_p2p.game.position import state_hash
+from nerts_p2p.game.rules import Rules
 from protocol.messages import Kind, Op, decode
 from protocol.signing import verify
 from protocol.sync import SyncPeer
+from tools.bench_engine import rate, summary
 from tools.mesh import Faults, PeerMesh
 
 

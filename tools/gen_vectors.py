@@ -51,7 +51,7 @@ from typing import Any
 
 import msgpack
 
-from nerts_p2p.replica import deal_commitment
+from nerts_p2p.table.replica import deal_commitment
 from protocol.codec import pack
 from protocol.envelope import PROTOCOL_VERSION, open_envelope, seal
 from protocol.errors import DropReason, RemoteProtocolError

@@ -15,17 +15,17 @@ import random
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 
-from nerts_p2p.bots import CASUAL, BotLevel, BotPlayer
-from nerts_p2p.errors import Rejection
-from nerts_p2p.position import state_hash
-from nerts_p2p.replica import (
+from nerts_p2p.game.bots import CASUAL, BotLevel, BotPlayer
+from nerts_p2p.game.errors import Rejection
+from nerts_p2p.game.position import state_hash
+from nerts_p2p.game.rules import Rules
+from nerts_p2p.table.replica import (
     Divergence,
     GameEvent,
     RaceLost,
     RoundFinal,
     TableReplica,
 )
-from nerts_p2p.rules import Rules
 from protocol.messages import PLAYER, SPECTATOR
 from protocol.signing import SigningKeyPair
 from protocol.sync import BROADCAST

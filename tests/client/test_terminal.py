@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from client.terminal import PracticeSession, render, resolve_command
-from nerts_p2p.bots import NOVICE
-from nerts_p2p.moves import FROM_NERTS, FROM_WASTE, RECYCLE, TO_WORK, TURN, Move
-from nerts_p2p.position import parse_position
-from nerts_p2p.rules import Rules
+from nerts_p2p.game.bots import NOVICE
+from nerts_p2p.game.moves import FROM_NERTS, FROM_WASTE, RECYCLE, TO_WORK, TURN, Move
+from nerts_p2p.game.position import parse_position
+from nerts_p2p.game.rules import Rules
 
 # Seat 0: Nerts top 5H over 11 unknown cards; work piles 6S, KD, 9C and an empty one;
 # waste 2C. Seat 1 has started a foundation with its ace of hearts.

@@ -1,6 +1,6 @@
 """Scenario builders for the engine tests: positions from a few readable pieces.
 
-A scenario is written in the position notation of `nerts_p2p.position`, one seat at a time::
+A scenario is written in the position notation of `nerts_p2p.game.position`, one seat at a time::
 
     state = position(seat("?11:7C", work="9H,-,-,-"), seat("?12:AS"))
 
@@ -13,15 +13,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from nerts_p2p.bots import BotLevel
-from nerts_p2p.cards import owner_of, parse_card
-from nerts_p2p.engine import apply, omniscient_start, play
-from nerts_p2p.errors import Rejection
-from nerts_p2p.moves import parse_move
-from nerts_p2p.position import parse_position, position_text
-from nerts_p2p.rules import Rules, parse_rule_options, rule_options_text
-from nerts_p2p.simulate import simulate_round
-from nerts_p2p.state import UNKNOWN, GameState, private_slot
+from nerts_p2p.game.bots import BotLevel
+from nerts_p2p.game.cards import owner_of, parse_card
+from nerts_p2p.game.engine import apply, omniscient_start, play
+from nerts_p2p.game.errors import Rejection
+from nerts_p2p.game.moves import parse_move
+from nerts_p2p.game.position import parse_position, position_text
+from nerts_p2p.game.rules import Rules, parse_rule_options, rule_options_text
+from nerts_p2p.game.simulate import simulate_round
+from nerts_p2p.game.state import UNKNOWN, GameState, private_slot
 
 FILL = "*"
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from nerts_p2p.cards import JOKER_INDEXES, is_joker, make_card, with_face
-from nerts_p2p.moves import (
+from nerts_p2p.game.cards import JOKER_INDEXES, is_joker, make_card, with_face
+from nerts_p2p.game.moves import (
     FROM_NERTS,
     FROM_WASTE,
     NEW_FOUNDATION,
@@ -18,7 +18,7 @@ from nerts_p2p.moves import (
     TURN,
     Move,
 )
-from nerts_p2p.rules import Rules
+from nerts_p2p.game.rules import Rules
 
 owners = st.integers(min_value=0, max_value=7)
 faces = st.integers(min_value=0, max_value=51)

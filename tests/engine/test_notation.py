@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nerts_p2p.bots import CASUAL, EXPERT
-from nerts_p2p.cards import (
+from nerts_p2p.game.bots import CASUAL, EXPERT
+from nerts_p2p.game.cards import (
     card_name,
     card_text,
     face_text,
@@ -16,11 +16,11 @@ from nerts_p2p.cards import (
     parse_face,
     with_face,
 )
-from nerts_p2p.errors import NotationError
-from nerts_p2p.moves import FROM_NERTS, PLAY, TO_WORK, Move, move_text, parse_move
-from nerts_p2p.position import parse_position, position_text, state_hash
-from nerts_p2p.rules import Rules
-from nerts_p2p.state import public_projection
+from nerts_p2p.game.errors import NotationError
+from nerts_p2p.game.moves import FROM_NERTS, PLAY, TO_WORK, Move, move_text, parse_move
+from nerts_p2p.game.position import parse_position, position_text, state_hash
+from nerts_p2p.game.rules import Rules
+from nerts_p2p.game.state import public_projection
 
 from .helpers import position, round_states, seat
 from .strategies import entries, moves, owners

@@ -13,11 +13,11 @@ from typing import NamedTuple
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from nerts_p2p.audit import audit_round
-from nerts_p2p.bots import CASUAL, EXPERT
-from nerts_p2p.cards import make_card
-from nerts_p2p.deck import seat_seed
-from nerts_p2p.engine import (
+from nerts_p2p.game.audit import audit_round
+from nerts_p2p.game.bots import CASUAL, EXPERT
+from nerts_p2p.game.cards import make_card
+from nerts_p2p.game.deck import seat_seed
+from nerts_p2p.game.engine import (
     apply,
     complete,
     omniscient_start,
@@ -26,9 +26,9 @@ from nerts_p2p.engine import (
     reveals_needed,
     shown_cards,
 )
-from nerts_p2p.errors import Rejection
-from nerts_p2p.legal import legal_moves
-from nerts_p2p.moves import (
+from nerts_p2p.game.errors import Rejection
+from nerts_p2p.game.legal import legal_moves
+from nerts_p2p.game.moves import (
     FROM_NERTS,
     FROM_WASTE,
     NEW_FOUNDATION,
@@ -37,10 +37,10 @@ from nerts_p2p.moves import (
     move_text,
     parse_move,
 )
-from nerts_p2p.position import state_hash
-from nerts_p2p.rules import Rules
-from nerts_p2p.simulate import simulate_round
-from nerts_p2p.state import GameState, cards_of_seat, public_projection, slot_card
+from nerts_p2p.game.position import state_hash
+from nerts_p2p.game.rules import Rules
+from nerts_p2p.game.simulate import simulate_round
+from nerts_p2p.game.state import GameState, cards_of_seat, public_projection, slot_card
 
 from . import strategies
 from .strategies import moves

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from nerts_p2p.bots import CASUAL
-from nerts_p2p.cards import make_card, parse_card, parse_face
-from nerts_p2p.deck import deal_seat, shuffled_indexes
-from nerts_p2p.engine import apply, complete, omniscient_start, public_start, shown_cards
-from nerts_p2p.errors import NertsError, NotationError, Rejection, RejectReason, RulesError
-from nerts_p2p.legal import legal_moves
-from nerts_p2p.moves import parse_move
-from nerts_p2p.position import position_text
-from nerts_p2p.rules import Rules, parse_rule_options, rule_options_text
-from nerts_p2p.scoring import MatchScore, SeatScore, score_round
-from nerts_p2p.simulate import simulate_round
-from nerts_p2p.state import ENDED_NERTS, ENDED_STALEMATE, GameState, cards_of_seat, slot_card
+from nerts_p2p.game.bots import CASUAL
+from nerts_p2p.game.cards import make_card, parse_card, parse_face
+from nerts_p2p.game.deck import deal_seat, shuffled_indexes
+from nerts_p2p.game.engine import apply, complete, omniscient_start, public_start, shown_cards
+from nerts_p2p.game.errors import NertsError, NotationError, Rejection, RejectReason, RulesError
+from nerts_p2p.game.legal import legal_moves
+from nerts_p2p.game.moves import parse_move
+from nerts_p2p.game.position import position_text
+from nerts_p2p.game.rules import Rules, parse_rule_options, rule_options_text
+from nerts_p2p.game.scoring import MatchScore, SeatScore, score_round
+from nerts_p2p.game.simulate import simulate_round
+from nerts_p2p.game.state import ENDED_NERTS, ENDED_STALEMATE, GameState, cards_of_seat, slot_card
 
 from .helpers import (
     after,

@@ -8,11 +8,11 @@ from collections.abc import Sequence
 
 import pytest
 
-from nerts_p2p.bots import CASUAL, EXPERT, NOVICE, BotLevel, BotPlayer
-from nerts_p2p.deck import seat_seed
-from nerts_p2p.rules import Rules
-from nerts_p2p.simulate import match_record, round_record, simulate_match, simulate_round
-from nerts_p2p.state import public_projection
+from nerts_p2p.game.bots import CASUAL, EXPERT, NOVICE, BotLevel, BotPlayer
+from nerts_p2p.game.deck import seat_seed
+from nerts_p2p.game.rules import Rules
+from nerts_p2p.game.simulate import match_record, round_record, simulate_match, simulate_round
+from nerts_p2p.game.state import public_projection
 
 from .helpers import round_states
 

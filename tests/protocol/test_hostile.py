@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nerts_p2p.replica import deal_commitment
+from nerts_p2p.table.replica import deal_commitment
 from protocol.codec import pack
 from protocol.envelope import seal
 from protocol.errors import DropReason

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nerts_p2p.rules import Rules
+from nerts_p2p.game.rules import Rules
 from protocol.envelope import seal
 from protocol.errors import DropReason, LocalProtocolError
 from protocol.messages import NO_PREV, PLAYER, Kind, Request, decode, op_body, request_body

@@ -9,10 +9,10 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Hashable, Sequence
 
-from nerts_p2p.cards import face_index, parse_face
-from nerts_p2p.deck import deal_seat
-from nerts_p2p.replica import GameEvent, TableReplica
-from nerts_p2p.rules import Rules
+from nerts_p2p.game.cards import face_index, parse_face
+from nerts_p2p.game.deck import deal_seat
+from nerts_p2p.game.rules import Rules
+from nerts_p2p.table.replica import GameEvent, TableReplica
 from protocol.messages import PLAYER
 from protocol.signing import SigningKeyPair
 from protocol.sync import BROADCAST

@@ -6,16 +6,16 @@ import hashlib
 
 import pytest
 
-from nerts_p2p.moves import parse_move
-from nerts_p2p.position import state_hash
-from nerts_p2p.replica import (
+from nerts_p2p.game.moves import parse_move
+from nerts_p2p.game.position import state_hash
+from nerts_p2p.game.rules import Rules
+from nerts_p2p.table.replica import (
     PeerExpelled,
     ProtocolViolation,
     RoundStarted,
     deal_commitment,
     rules_to_wire,
 )
-from nerts_p2p.rules import Rules
 from protocol.envelope import seal
 from protocol.messages import Kind, Op, op_body
 from tests.replication.table_helpers import seed_showing

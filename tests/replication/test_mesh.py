@@ -7,10 +7,10 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nerts_p2p.position import state_hash
-from nerts_p2p.replica import StableState, TableReplica
-from nerts_p2p.rules import Rules
-from nerts_p2p.scoring import score_round
+from nerts_p2p.game.position import state_hash
+from nerts_p2p.game.rules import Rules
+from nerts_p2p.game.scoring import score_round
+from nerts_p2p.table.replica import StableState, TableReplica
 from protocol.messages import SPECTATOR
 from protocol.signing import SigningKeyPair
 from tools.mesh import Faults, PeerMesh, seeded_bytes

@@ -7,9 +7,9 @@ from collections import Counter
 
 import pytest
 
-from nerts_p2p.moves import Move
-from nerts_p2p.replica import ProtocolViolation
-from nerts_p2p.rules import Rules
+from nerts_p2p.game.moves import Move
+from nerts_p2p.game.rules import Rules
+from nerts_p2p.table.replica import ProtocolViolation
 from protocol.errors import RemoteProtocolError
 from protocol.sealed import open_from, seal_for
 from protocol.signing import SigningKeyPair

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from nerts_p2p.moves import FROM_NERTS, NEW_FOUNDATION, Move
-from nerts_p2p.position import state_hash
-from nerts_p2p.replica import RaceLost, TableReplica
-from nerts_p2p.rules import Rules
-from nerts_p2p.state import GameState
+from nerts_p2p.game.moves import FROM_NERTS, NEW_FOUNDATION, Move
+from nerts_p2p.game.position import state_hash
+from nerts_p2p.game.rules import Rules
+from nerts_p2p.game.state import GameState
+from nerts_p2p.table.replica import RaceLost, TableReplica
 from tests.replication.table_helpers import ManualTable, face, seed_showing
 
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from nerts_p2p.moves import FROM_NERTS, NEW_FOUNDATION, Move
-from nerts_p2p.position import state_hash
-from nerts_p2p.replica import RoundEnded, RoundFinal
-from nerts_p2p.rules import Rules
+from nerts_p2p.game.moves import FROM_NERTS, NEW_FOUNDATION, Move
+from nerts_p2p.game.position import state_hash
+from nerts_p2p.game.rules import Rules
+from nerts_p2p.table.replica import RoundEnded, RoundFinal
 from protocol.messages import Kind
 from tests.replication.table_helpers import ManualTable, seed_showing
 

@@ -13,15 +13,15 @@ import random
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from nerts_p2p.bots import BotLevel, BotPlayer
-from nerts_p2p.deck import seat_seed
-from nerts_p2p.engine import apply, omniscient_start
-from nerts_p2p.errors import NertsError, Rejection
-from nerts_p2p.moves import STUCK, Move
-from nerts_p2p.position import state_hash
-from nerts_p2p.rules import Rules
-from nerts_p2p.scoring import MatchScore, SeatScore, score_round
-from nerts_p2p.state import ENDED_STALEMATE, GameState
+from nerts_p2p.game.bots import BotLevel, BotPlayer
+from nerts_p2p.game.deck import seat_seed
+from nerts_p2p.game.engine import apply, omniscient_start
+from nerts_p2p.game.errors import NertsError, Rejection
+from nerts_p2p.game.moves import STUCK, Move
+from nerts_p2p.game.position import state_hash
+from nerts_p2p.game.rules import Rules
+from nerts_p2p.game.scoring import MatchScore, SeatScore, score_round
+from nerts_p2p.game.state import ENDED_STALEMATE, GameState
 
 #: After this many simulated seconds every bot only declares itself stuck, so that a
 #: round always ends (a safety net: ordinary rounds end long before).

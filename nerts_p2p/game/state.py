@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from nerts_p2p.cards import CARD_MASK, owner_of
-from nerts_p2p.rules import Rules
+from nerts_p2p.game.cards import CARD_MASK, owner_of
+from nerts_p2p.game.rules import Rules
 
 UNKNOWN = -1
 

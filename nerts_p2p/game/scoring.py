@@ -6,9 +6,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from nerts_p2p.cards import owner_of
-from nerts_p2p.rules import Rules
-from nerts_p2p.state import GameState
+from nerts_p2p.game.cards import owner_of
+from nerts_p2p.game.rules import Rules
+from nerts_p2p.game.state import GameState
 
 
 class SeatScore(NamedTuple):

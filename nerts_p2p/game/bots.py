@@ -22,10 +22,10 @@ import random
 from dataclasses import dataclass, field
 from typing import Final
 
-from nerts_p2p.cards import RANK_OF, face_of, is_joker
-from nerts_p2p.engine import build_on_work
-from nerts_p2p.legal import legal_moves
-from nerts_p2p.moves import (
+from nerts_p2p.game.cards import RANK_OF, face_of, is_joker
+from nerts_p2p.game.engine import build_on_work
+from nerts_p2p.game.legal import legal_moves
+from nerts_p2p.game.moves import (
     FROM_NERTS,
     FROM_WASTE,
     NERTS,
@@ -39,7 +39,7 @@ from nerts_p2p.moves import (
     TURN,
     Move,
 )
-from nerts_p2p.state import GameState, SeatState
+from nerts_p2p.game.state import GameState, SeatState
 
 
 @dataclass(frozen=True)

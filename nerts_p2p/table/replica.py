@@ -22,16 +22,16 @@ import hashlib
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 
-from nerts_p2p.audit import AuditReport, audit_round
-from nerts_p2p.cards import make_card
-from nerts_p2p.deck import SALT_BYTES, SEED_BYTES, deal_seat
-from nerts_p2p.engine import apply, complete, public_start, shown_cards
-from nerts_p2p.errors import NertsError, NotationError, Rejection, RejectReason
-from nerts_p2p.moves import TO_FOUNDATION, Move, move_text, parse_move
-from nerts_p2p.position import state_digest, state_hash
-from nerts_p2p.rules import Rules
-from nerts_p2p.scoring import SeatScore, match_winner, score_round
-from nerts_p2p.state import GameState
+from nerts_p2p.game.audit import AuditReport, audit_round
+from nerts_p2p.game.cards import make_card
+from nerts_p2p.game.deck import SALT_BYTES, SEED_BYTES, deal_seat
+from nerts_p2p.game.engine import apply, complete, public_start, shown_cards
+from nerts_p2p.game.errors import NertsError, NotationError, Rejection, RejectReason
+from nerts_p2p.game.moves import TO_FOUNDATION, Move, move_text, parse_move
+from nerts_p2p.game.position import state_digest, state_hash
+from nerts_p2p.game.rules import Rules
+from nerts_p2p.game.scoring import SeatScore, match_winner, score_round
+from nerts_p2p.game.state import GameState
 from protocol.errors import RemoteProtocolError
 from protocol.messages import PLAYER, SPECTATOR, Kind, Op
 from protocol.order import EpochLog

@@ -10,13 +10,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
-from nerts_p2p.cards import card_name
-from nerts_p2p.engine import apply, omniscient_start, redact_seat, reveals_needed, shown_cards
-from nerts_p2p.errors import Rejection, RejectReason
-from nerts_p2p.moves import Move
-from nerts_p2p.position import position_text
-from nerts_p2p.rules import Rules
-from nerts_p2p.state import GameState, slot_card
+from nerts_p2p.game.cards import card_name
+from nerts_p2p.game.engine import apply, omniscient_start, redact_seat, reveals_needed, shown_cards
+from nerts_p2p.game.errors import Rejection, RejectReason
+from nerts_p2p.game.moves import Move
+from nerts_p2p.game.position import position_text
+from nerts_p2p.game.rules import Rules
+from nerts_p2p.game.state import GameState, slot_card
 
 
 class RevealMismatch(NamedTuple):

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import hashlib
 
-from nerts_p2p.cards import CARD_MASK, card_text, face_of, owner_of, parse_card
-from nerts_p2p.errors import NertsError, NotationError
-from nerts_p2p.rules import parse_rule_options, rule_options_text
-from nerts_p2p.state import (
+from nerts_p2p.game.cards import CARD_MASK, card_text, face_of, owner_of, parse_card
+from nerts_p2p.game.errors import NertsError, NotationError
+from nerts_p2p.game.rules import parse_rule_options, rule_options_text
+from nerts_p2p.game.state import (
     ENDED_NERTS,
     ENDED_STALEMATE,
     UNKNOWN,

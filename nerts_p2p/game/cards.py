@@ -16,7 +16,7 @@ a joker's given identity follows ``=`` (``X1=9H``).
 
 from __future__ import annotations
 
-from nerts_p2p.errors import NotationError
+from nerts_p2p.game.errors import NotationError
 
 SUITS = "SHDC"
 SUIT_NAMES = ("spades", "hearts", "diamonds", "clubs")

@@ -21,8 +21,8 @@ import hashlib
 from collections.abc import Iterator
 from typing import NamedTuple
 
-from nerts_p2p.cards import make_card
-from nerts_p2p.rules import Rules
+from nerts_p2p.game.cards import make_card
+from nerts_p2p.game.rules import Rules
 
 SEED_BYTES = 32
 SALT_BYTES = 16  # the commitment H(seed || salt) hides a seed even if seeds were guessable

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from nerts_p2p.cards import (
+from nerts_p2p.game.cards import (
     CARD_MASK,
     RANK_OF,
     RED_OF,
@@ -24,9 +24,9 @@ from nerts_p2p.cards import (
     owner_of,
     with_face,
 )
-from nerts_p2p.deck import Deal, deal_seat
-from nerts_p2p.errors import IllegalMoveError, NertsError, Rejection, RejectReason
-from nerts_p2p.moves import (
+from nerts_p2p.game.deck import Deal, deal_seat
+from nerts_p2p.game.errors import IllegalMoveError, NertsError, Rejection, RejectReason
+from nerts_p2p.game.moves import (
     FROM_NERTS,
     FROM_WASTE,
     NERTS,
@@ -42,8 +42,8 @@ from nerts_p2p.moves import (
     TURN,
     Move,
 )
-from nerts_p2p.rules import Rules
-from nerts_p2p.state import (
+from nerts_p2p.game.rules import Rules
+from nerts_p2p.game.state import (
     ENDED_NERTS,
     ENDED_STALEMATE,
     UNKNOWN,

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from nerts_p2p.errors import RulesError
+from nerts_p2p.game.errors import RulesError
 
 #: The Russian/German text: builds on Nerts piles, Aces first, emptying the pile ends the round.
 GERMAN: dict[str, bool] = {"nerts_builds": True, "aces_first": True, "must_call": True}

@@ -6,9 +6,9 @@ Moves that turn a card face up are listed without the card: only the seat knows 
 
 from __future__ import annotations
 
-from nerts_p2p.cards import CARD_MASK, RANK_OF, RED_OF, SUIT_OF, face_index, face_of, is_joker
-from nerts_p2p.engine import build_on_work, exposed_ace, is_ace_to_centre, slide_under_pile
-from nerts_p2p.moves import (
+from nerts_p2p.game.cards import CARD_MASK, RANK_OF, RED_OF, SUIT_OF, face_index, face_of, is_joker
+from nerts_p2p.game.engine import build_on_work, exposed_ace, is_ace_to_centre, slide_under_pile
+from nerts_p2p.game.moves import (
     FROM_NERTS,
     FROM_WASTE,
     NERTS,
@@ -24,7 +24,7 @@ from nerts_p2p.moves import (
     TURN,
     Move,
 )
-from nerts_p2p.state import GameState
+from nerts_p2p.game.state import GameState
 
 
 def foundation_moves(state: GameState, seat: int, entry: int, source: int) -> list[Move]:

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from typing import Final, NamedTuple
 
-from nerts_p2p.cards import card_text, face_text, is_joker, parse_card, parse_face
-from nerts_p2p.errors import NotationError
+from nerts_p2p.game.cards import card_text, face_text, is_joker, parse_card, parse_face
+from nerts_p2p.game.errors import NotationError
 
 PLAY: Final = "play"
 TURN: Final = "turn"

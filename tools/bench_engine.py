@@ -7,14 +7,14 @@ import statistics
 import time
 from collections.abc import Callable
 
-from nerts_p2p.bots import CASUAL, EXPERT, NOVICE, BotLevel
-from nerts_p2p.deck import seat_seed
-from nerts_p2p.engine import apply, omniscient_start
-from nerts_p2p.errors import Rejection
-from nerts_p2p.legal import legal_moves
-from nerts_p2p.rules import Rules
-from nerts_p2p.simulate import simulate_round
-from nerts_p2p.state import GameState
+from nerts_p2p.game.bots import CASUAL, EXPERT, NOVICE, BotLevel
+from nerts_p2p.game.deck import seat_seed
+from nerts_p2p.game.engine import apply, omniscient_start
+from nerts_p2p.game.errors import Rejection
+from nerts_p2p.game.legal import legal_moves
+from nerts_p2p.game.rules import Rules
+from nerts_p2p.game.simulate import simulate_round
+from nerts_p2p.game.state import GameState
 
 
 def summary(values: list[float]) -> dict[str, float]:

@@ -59,7 +59,7 @@ TEST_SUBSETS: dict[str, tuple[str, ...]] = {
         "tests/engine/test_simulation.py",
     ),
     "nerts_p2p/table/replica.py": (
-        # PINNED "tests/replication/test_pinned_behaviours.py",
+        "tests/replication/test_pinned_behaviours.py",
         "tests/replication/test_round_end.py",
         "tests/replication/test_races.py",
         "tests/replication/test_order.py",
@@ -67,14 +67,14 @@ TEST_SUBSETS: dict[str, tuple[str, ...]] = {
         "tests/replication/test_hostile_table.py",
     ),
     "protocol/order.py": (
-        # PINNED "tests/replication/test_pinned_behaviours.py",
+        "tests/replication/test_pinned_behaviours.py",
         "tests/replication/test_order.py",
         "tests/protocol/test_sync_rules.py",
         "tests/replication/test_races.py",
     ),
     "protocol/sync.py": (
         "tests/protocol/test_sync_rules.py",
-        # PINNED "tests/replication/test_pinned_behaviours.py",
+        "tests/replication/test_pinned_behaviours.py",
         "tests/protocol/test_hostile.py",
         "tests/replication/test_order.py",
     ),

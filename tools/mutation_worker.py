@@ -51,7 +51,10 @@ def _run(tree: str, tests: list[str], module: str | None) -> None:
             origin = importlib.util.find_spec(module).origin  # type: ignore[union-attr]
             code = 0 if origin and origin.startswith(os.path.join(tree, "")) else 3
         else:
-            code = int(pytest.main(["-x", "-q", "-p", "no:cacheprovider", *tests]))
+            # Plugins imported before pytest starts cannot have their asserts rewritten: a
+            # warning the project's `filterwarnings = error` would turn into a failure.
+            quiet = ["-W", "ignore::pytest.PytestAssertRewriteWarning"]
+            code = int(pytest.main(["-x", "-q", "-p", "no:cacheprovider", *quiet, *tests]))
     finally:
         os._exit(code)
 

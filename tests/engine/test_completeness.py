@@ -121,7 +121,7 @@ POSITIONS = {
     "jokers on every pile": position(
         seat("?11:QH", work="X1,KS.X2,-,-", waste="3D"),
         seat("?11:X1", work="2D,-,-,-", waste="X2"),
-        seat("?11:JH", work="4D,KH,-,-"),
+        seat("?10:JH.TH@1", work="4D,KH,-,-"),  # its Nerts top is seat 1's TH, built on
         rules=JOKERS_AND_BUILDS,
         foundations="AD@2",
     ),
@@ -168,6 +168,9 @@ def test_the_crafted_positions_hold_what_they_claim() -> None:
     assert {"0 5D w2-n1", "0 5D w2-n2", "0 TS d-u0", "0 stuck"} <= listed
     assert "2 stuck" not in {str(m) for m in legal_moves(rich, 2)}
     assert "1 stuck" in {str(m) for m in legal_moves(rich, 1)}
+    built_on = {str(m) for m in legal_moves(POSITIONS["jokers on every pile"], 2)}
+    assert {"2 TH@1 n-w2", "2 TH@1 n-w3"} <= built_on
+    assert not any(" JH " in m for m in built_on)  # the card under the top stays put
     empty = POSITIONS["empty Nerts pile, waste to recycle"]
     assert {"0 nerts", "0 recycle"} <= {str(m) for m in legal_moves(empty, 0)}
     eighth = POSITIONS["aces first at seat 7 of 8"]

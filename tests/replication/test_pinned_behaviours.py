@@ -26,7 +26,7 @@ from nerts_p2p.table.replica import (
 from protocol.envelope import seal
 from protocol.errors import DropReason
 from protocol.messages import Batch, Kind, Op, decode, decode_op, op_body
-from protocol.sync import MAX_PENDING_PER_AUTHOR, DivergenceDetected, SyncPeer
+from protocol.sync import BROADCAST, MAX_PENDING_PER_AUTHOR, DivergenceDetected, SyncPeer
 from tests.replication.table_helpers import ManualTable, seed_showing
 from tools.gen_vectors import KEYS, TABLE, play_history
 
@@ -230,9 +230,8 @@ def test_a_peer_expelled_in_the_lobby_stays_out_of_the_next_round() -> None:
     honest = table.players[:2]
     for seat, player in enumerate(honest):
         player.play(Move(seat, "stuck"))
-        table.collect()
-        table.deliver_all()
-    table.settle(1.0)
+        _settle_without(table, silent=2, seconds=0.0)
+    _settle_without(table, silent=2, seconds=1.0)  # thrown out, the cheat says nothing more
     for i, player in enumerate(honest):
         rnd = player.current_round
         assert rnd is not None
@@ -240,8 +239,72 @@ def test_a_peer_expelled_in_the_lobby_stays_out_of_the_next_round() -> None:
         # The expelled peer does not hold stability back: every op of the round is stable.
         stable = [e for e in table.events[i] if isinstance(e, StableState)]
         assert stable
-        assert stable[-1].stable_ops == len(rnd.steps)
+        assert stable[-1].stable_ops == len(rnd.steps) == 3
         assert stable[-1].state_hash == state_hash(rnd.state)
+
+
+def _settle_without(table: ManualTable, *, silent: int, seconds: float) -> None:
+    """Like `ManualTable.settle`, but one peer sends nothing at all (it hears everything)."""
+    talking = [i for i in range(len(table.players)) if i != silent]
+    end = table.now + seconds
+    while True:
+        queue = []
+        for i in talking:
+            queue += [(i, destination, d) for destination, d in table.players[i].outgoing()]
+        table.players[silent].outgoing()
+        while queue:
+            for sender, destination, datagram in queue:
+                targets = range(len(table.players)) if destination == BROADCAST else [destination]
+                for target in targets:
+                    assert isinstance(target, int)
+                    if target != sender:
+                        table.players[target].receive(datagram, sender, table.now)
+            table.players[silent].outgoing()
+            queue = [
+                (i, destination, d)
+                for i in talking
+                for destination, d in table.players[i].outgoing()
+            ]
+        for i, replica in enumerate(table.players):
+            table.events[i].extend(replica.events())
+        if table.now >= end:
+            return
+        table.now += 0.05
+        for i in talking:
+            table.players[i].tick(table.now)
+
+
+def test_an_equivocated_move_counts_on_no_peer_whichever_version_it_saw() -> None:
+    rules = Rules(seats=3)
+    table = ManualTable(rules, [seed_showing(rules, [], label=f"q{i}") for i in range(3)])
+    table.start_round()
+    cheat = table.players[2]
+    first = cheat.play(Move(2, "turn"))
+    assert isinstance(first, Op)
+    cheat.outgoing()
+    second = op_body(first.kind, first.table, first.author, first.seq, first.prev,
+                     first.lamport, first.epoch, list(first.round_deps), "stuck")  # fmt: skip
+    # Peer 1 folds the second version; peer 0 folds the first, then gets the second too,
+    # and relays both as evidence.
+    table.players[0].receive(first.datagram(), 2, table.now)
+    table.players[1].receive(seal(cheat.sync.key, second), 2, table.now)
+    table.collect(only=[0, 1])
+    table.players[0].receive(seal(cheat.sync.key, second), 2, table.now)
+    table.collect(only=[0, 1])
+    table.deliver_all()
+    table.settle(0.5)
+    hashes = set()
+    for i in (0, 1):
+        assert [(e.author, e.seq) for e in table.events[i] if isinstance(e, PeerExpelled)] == [
+            (cheat.me, first.seq)
+        ]
+        rnd = table.players[i].current_round
+        assert rnd is not None
+        assert not any(s.applied for s in rnd.steps if s.op.author == cheat.me)
+        assert rnd.state.seats[2].waste == ()
+        assert not rnd.state.seats[2].stuck
+        hashes.add(state_hash(rnd.state))
+    assert len(hashes) == 1
 
 
 # --- stability and what is announced -------------------------------------------------------

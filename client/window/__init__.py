@@ -1,0 +1,1 @@
+"""The pygame window: screens, layout, input and the practice table it plays."""

@@ -77,6 +77,20 @@ def seeded_randomness(label: str) -> Callable[[int], bytes]:
     return draw
 
 
+def _first_draw_is(seed: bytes, then: Callable[[int], bytes]) -> Callable[[int], bytes]:
+    """Hands out `seed` for the first deal-sized draw, then draws from `then`."""
+    handed = False
+
+    def draw(n: int) -> bytes:
+        nonlocal handed
+        if n == len(seed) and not handed:
+            handed = True
+            return seed
+        return then(n)
+
+    return draw
+
+
 @dataclass
 class PracticeTable:
     """A `TableSession` for practice: you (or, watching, a spectator) and bots."""
@@ -86,6 +100,9 @@ class PracticeTable:
     my_name: str = "you"
     seed: int | None = None
     watch: bool = False  # True: bots at every seat, we only watch
+    #: Round 1's deal seed per replica (index 0 is the host, us when we play): to set up a
+    #: chosen deal (tests, demonstrations). Later rounds deal from the seeded randomness.
+    first_deals: tuple[bytes, ...] = ()
     #: The start time on the caller's clock (the window's monotonic seconds).
     now: float = 0.0
     _notices: list[Notice] = field(default_factory=list)
@@ -111,6 +128,8 @@ class PracticeTable:
             seeded_randomness(f"{label}/{i}") if self.seed is not None else os.urandom
             for i in range(count)
         ]
+        for i, deal in enumerate(self.first_deals[:count]):
+            randomness[i] = _first_draw_is(deal, randomness[i])
         host = TableReplica.open_table(
             keys[0],
             name=names[0],

@@ -305,6 +305,12 @@ class InputController:
         drag, self.drag = self.drag, None
         if drag is None or state is None or seat is None or event.button != 1:
             return []
+        drag.at = (event.x, event.y)  # the card is let go where the pointer is now
+        if (
+            not drag.moving
+            and abs(event.x - drag.start[0]) + abs(event.y - drag.start[1]) >= DRAG_THRESHOLD
+        ):
+            drag.moving = True
         if not drag.moving:
             # A click without a drag: select (or unselect) for a two-click move.
             same = self.selection is not None and self.selection == drag.selection

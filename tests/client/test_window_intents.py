@@ -137,6 +137,17 @@ def test_drop_on_another_seats_nerts_pile_builds_on_it() -> None:
     assert moves(intents) == [Move(0, PLAY, card("5H"), FROM_NERTS, TO_NERTS, 1)]
 
 
+def test_drop_where_the_button_is_released_without_a_last_motion_event() -> None:
+    """Regression: the drop target was taken from the last motion event, not the release."""
+    t = Table()
+    start = t.point(PileRef(0, NERTS), 11)
+    target = t.empty(PileRef(0, WORK, 3))
+    intents = t.send(
+        PointerDown(*start), PointerMove(start[0] + 30, start[1] - 30), PointerUp(*target)
+    )
+    assert moves(intents) == [Move(0, PLAY, card("5H"), FROM_NERTS, TO_WORK, 3)]
+
+
 def test_two_click_move() -> None:
     t = Table()
     source = t.point(PileRef(0, NERTS), 11)

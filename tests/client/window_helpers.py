@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from client.window.layout import CardPlace, PileRef, TableLayout, card_places, table_layout
+from client.window.session import Notice, TableView
+from nerts_p2p.game.errors import Rejection, RejectReason
+from nerts_p2p.game.moves import Move
 from nerts_p2p.game.position import parse_position
 from nerts_p2p.game.state import GameState
 
@@ -53,3 +56,32 @@ def visible_point(layout: TableLayout, state: GameState, place: CardPlace) -> tu
             if not any(p.rect.contains(x, y) for p in later):
                 return x, y
     raise AssertionError(f"no visible point on {place}")
+
+
+class StaticSession:
+    """A `TableSession` that shows one fixed view (rendering tests): moves are refused."""
+
+    def __init__(self, view: TableView) -> None:
+        self._view = view
+        self.left = False
+        self.submitted: list[Move] = []
+        self.next_rounds = 0
+
+    def view(self) -> TableView:
+        return self._view
+
+    def advance(self, now: float) -> None:
+        pass
+
+    def notices(self) -> list[Notice]:
+        return []
+
+    def submit(self, move: Move) -> Rejection | None:
+        self.submitted.append(move)
+        return Rejection(RejectReason.NO_SUCH_SEAT, "this table is a picture")
+
+    def next_round(self) -> None:
+        self.next_rounds += 1
+
+    def leave(self) -> None:
+        self.left = True

@@ -191,7 +191,8 @@ def _cmd_window(args: argparse.Namespace) -> int:
         raise NertsError(f"--players must be 2..8, got {args.players}")
     try:
         play_window(
-            practice_seats=args.players if args.practice else None,
+            practice_seats=args.players if args.practice or args.watch else None,
+            watch=args.watch,
             level=args.level,
             seed=args.seed,
             max_frames=args.frames,
@@ -265,6 +266,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     window = sub.add_parser("window", help="the game's window (pygame)")
     window.add_argument("--practice", action="store_true", help="open straight at a practice table")
+    window.add_argument("--watch", action="store_true", help="open watching bots play every seat")
     window.add_argument("--players", type=int, default=4, help="seats, you included (2-8)")
     window.add_argument("--level", default="casual", help="bot level: novice, casual or expert")
     window.add_argument("--seed", type=int, default=None, help="deal the same game again")

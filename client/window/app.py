@@ -50,8 +50,6 @@ class WindowApp:
         loaded, message = load_settings() if settings is None else (settings, "")
         self.settings = loaded
         self.message = message
-        # Scale for high-DPI displays: ask SDL for real pixels where the OS would blur them.
-        os.environ.setdefault("SDL_WINDOWS_DPI_AWARENESS", "permonitorv2")
         try:
             pygame.display.init()
             pygame.font.init()
@@ -185,10 +183,15 @@ def open_window(
 
 
 def play_window(
-    *, practice_seats: int | None, level: str, seed: int | None, max_frames: int | None = None
+    *,
+    practice_seats: int | None,
+    level: str,
+    seed: int | None,
+    watch: bool = False,
+    max_frames: int | None = None,
 ) -> None:
     """Open the window and run it until it is closed (raises `NoDisplayError` where it cannot)."""
-    app = open_window(practice_seats=practice_seats, level=level, seed=seed)
+    app = open_window(practice_seats=practice_seats, level=level, seed=seed, watch=watch)
     trio.run(lambda: run_window(app, max_frames=max_frames))
 
 

@@ -30,6 +30,7 @@ from .replay_file import save_replay
 from .screen import App
 from .session import (
     LOBBY,
+    PLAYING,
     SCORED,
     MessageNotice,
     NertsNotice,
@@ -87,6 +88,7 @@ class TableScreen:
         self._last_click: tuple[float, int, tuple[int, int]] | None = None
         self.round_end: RoundEndScreen | None = None
         self._closed = False
+        self._title = ""
         self.replay_file = new_replay_path() if isinstance(session, PracticeTable) else None
         self.saved_problem = ""
 
@@ -103,6 +105,17 @@ class TableScreen:
             self.round_end = None
             self.controller.reset()
         self._relayout()
+        self._caption()
+
+    def _caption(self) -> None:
+        """The window's title says which round is on (and that we watch)."""
+        view = self.view
+        title = "Nerts"
+        if view.phase == PLAYING:
+            title = f"Nerts - round {view.round}" + (" (watching)" if view.watching else "")
+        if title != self._title:
+            self._title = title
+            pygame.display.set_caption(title)
 
     def _relayout(self) -> None:
         state = self.view.state
@@ -193,6 +206,7 @@ class TableScreen:
 
     def leave(self) -> None:
         self.close()
+        pygame.display.set_caption("Nerts")
         self.app.show(self.app.start_screen())
 
     # --- intents and notices ---------------------------------------------------------------

@@ -111,6 +111,8 @@ def save_settings(settings: Settings, path: Path | None = None) -> str:
 
 def seat_colours(my_colour: int, seats: int, my_seat: int | None) -> list[tuple[int, int, int]]:
     """A colour per seat: ours as chosen, the other seats the remaining colours in order."""
+    if my_seat is None:  # watching: every seat its own colour, in order
+        return [SEAT_COLOURS[seat % len(SEAT_COLOURS)] for seat in range(seats)]
     mine = my_colour % len(SEAT_COLOURS)
     others = iter([c for i, c in enumerate(SEAT_COLOURS) if i != mine] * 2)
     return [SEAT_COLOURS[mine] if seat == my_seat else next(others) for seat in range(seats)]

@@ -67,8 +67,7 @@ class StartScreen:
             table.now = now
             app.show(TableScreen(app, table))
         elif name == "seats":
-            self.seats = self.seats % 8 + 1 if self.seats < 8 else 2
-            self.seats = max(2, self.seats)
+            self.seats = self.seats + 1 if self.seats < 8 else 2
         elif name == "level":
             self.level = LEVEL_ORDER[(LEVEL_ORDER.index(self.level) + 1) % len(LEVEL_ORDER)]
         elif name == "replays":

@@ -15,12 +15,10 @@ import pygame
 from nerts_p2p.game.cards import CARD_MASK, face_of
 from nerts_p2p.game.state import GameState
 
-from .art import ArtCache, CardArt, Colour, Fonts, Theme
+from .art import HIGH_CONTRAST, NORMAL, ArtCache, CardArt, Colour, Fonts, Theme
 from .intents import Drag, Selection
 from .layout import (
     FOUNDATION,
-    NERTS,
-    WORK,
     CardPlace,
     Rect,
     TableLayout,
@@ -59,8 +57,6 @@ class TableRenderer:
 
     @property
     def theme(self) -> Theme:
-        from .art import HIGH_CONTRAST, NORMAL
-
         return HIGH_CONTRAST if self.high_contrast else NORMAL
 
     def art(self, w: float, h: float) -> CardArt:
@@ -95,15 +91,13 @@ class TableRenderer:
         self._note_settled(view.pending, now)
         self._labels(surface, layout, view, state, colours)
         self._foundation_slots(surface, layout, state)
-        held = self._held(drag)
-        chosen = self._held(selection and Drag(selection, (0, 0), (0, 0), (0, 0)))
+        held = drag.selection if drag is not None else None
         theme = self.theme
+        bases = foundation_order(state)
         drawn: dict[int, tuple[float, float]] = {}
         dragged: list[CardPlace] = []
         for place in places:
-            if (place.pile, place.depth) in held or any(
-                place.pile == p and place.depth >= d for p, d in held
-            ):
+            if _takes(held, place):
                 dragged.append(place)
                 continue
             x, y = self._glide_to(place, now)
@@ -112,18 +106,17 @@ class TableRenderer:
             self._card(surface, place, x, y, colours)
             rect = pygame.Rect(round(x), round(y), round(place.rect.w), round(place.rect.h))
             card = place.entry & CARD_MASK
-            if (place.face_up and card in view.pending and place.pile.seat == view.my_seat) or (
-                place.face_up and place.pile.kind == FOUNDATION and card in view.pending
-            ):
+            if place.face_up and card in view.pending:
                 self._pending_mark(surface, rect, now)
             elif place.face_up and card in self._settled:
                 pygame.draw.rect(surface, theme.settled, rect.inflate(4, 4), 3, border_radius=6)
-            if any(place.pile == p and place.depth >= d for p, d in chosen):
+            if _takes(selection, place):
                 pygame.draw.rect(surface, theme.select, rect.inflate(4, 4), 3, border_radius=6)
-            if place.pile.kind == FOUNDATION:
-                base = foundation_order(state)[place.pile.number]
-                if state.foundations[base].complete:
-                    self._done(surface, rect)
+            if (
+                place.pile.kind == FOUNDATION
+                and state.foundations[bases[place.pile.number]].complete
+            ):
+                self._done(surface, rect)
         self._counts(surface, layout, state)
         if drag is not None and drag.moving and dragged:
             ox, oy = drag.card_origin
@@ -138,12 +131,6 @@ class TableRenderer:
                 self._card(surface, place, place.rect.x, place.rect.y, colours)
                 drawn[place.entry & CARD_MASK] = (place.rect.x, place.rect.y)
         self._last_at = {**self._last_at, **drawn} if len(self._last_at) < 2000 else drawn
-
-    @staticmethod
-    def _held(drag: Drag | None) -> list[tuple[object, int]]:
-        if drag is None:
-            return []
-        return [(drag.selection.pile, drag.selection.depth)]
 
     def _glide_to(self, place: CardPlace, now: float) -> tuple[float, float]:
         """Where to draw a card this frame: on its way from where it was last seen."""
@@ -322,9 +309,6 @@ class TableRenderer:
             )
 
 
-def hidden_count(places: list[CardPlace], pile_kind: str) -> int:
-    """How many drawn places are of `pile_kind` (a helper for tests of what was drawn)."""
-    return sum(1 for p in places if p.pile.kind == pile_kind)
-
-
-__all__ = ["NERTS", "WORK", "TableRenderer", "hidden_count"]
+def _takes(selection: Selection | None, place: CardPlace) -> bool:
+    """Whether `place` is one of the selected cards (a work pile run: the card and those on it)."""
+    return selection is not None and place.pile == selection.pile and place.depth >= selection.depth

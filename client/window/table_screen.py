@@ -13,6 +13,7 @@ import pygame
 from nerts_p2p.game.cards import CARD_MASK
 from nerts_p2p.game.moves import RECYCLE, TURN
 
+from .art import Fonts
 from .intents import (
     Hint,
     InputController,
@@ -36,6 +37,7 @@ from .session import (
     NertsNotice,
     RaceLostNotice,
     RotationNotice,
+    RoundResult,
     RoundScoredNotice,
     TableSession,
     TableView,
@@ -403,7 +405,7 @@ class RoundEndScreen:
             cells = [
                 name,
                 f"+{score.foundation_cards}",
-                f"{score.nerts_left} (-{penalty * score.nerts_left})",
+                f"{score.nerts_left} (-{penalty * score.nerts_left})" if score.nerts_left else "0",
                 "yes" + (f" (+{view.rules.caller_bonus})" if view.rules.caller_bonus else "")
                 if score.called
                 else "",
@@ -481,21 +483,17 @@ class RoundEndScreen:
 
 def running_totals_chart(
     surface: pygame.Surface,
-    fonts: object,
+    fonts: Fonts,
     rect: pygame.Rect,
-    results: tuple[object, ...],
+    results: tuple[RoundResult, ...],
     colours: list[tuple[int, int, int]],
     target: int,
     text_colour: tuple[int, int, int],
     back: tuple[int, int, int],
 ) -> None:
     """One line per seat: its total after each round, with the target as a dashed line."""
-    from .art import Fonts
-    from .session import RoundResult
-
-    assert isinstance(fonts, Fonts)
     pygame.draw.rect(surface, back, rect, border_radius=8)
-    rows = [r for r in results if isinstance(r, RoundResult)]
+    rows = list(results)
     if not rows:
         return
     seats = len(rows[-1].totals)

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from nerts_p2p.game.cards import RANK_OF, face_of, is_joker
-from nerts_p2p.game.engine import build_on_work
-from nerts_p2p.game.legal import legal_moves
+from nerts_p2p.game.fit import build_on_work
+from nerts_p2p.game.legal import first_card_play, legal_moves
 from nerts_p2p.game.moves import (
     FROM_NERTS,
     FROM_WASTE,
@@ -222,6 +222,12 @@ class BotPlayer:
         if self._idle > one_pass or cards == 0:
             if seat.stuck:
                 return None
+            play = first_card_play(state, self.seat)
+            if play is not None:
+                # The rules refuse "stuck" while a card can be played (one this player
+                # passed over, such as a waste card it would rather not put on an empty
+                # pile): play it, as a player told "you are not stuck" would.
+                return play
             self._stuck_signature = signature
             return Move(self.seat, STUCK)
         self._idle += 1

@@ -102,7 +102,7 @@ def test_a_host_who_sits_a_round_out_can_still_start_it() -> None:
     assert {first.seat, second.seat} == {0, 1}
     # And the round is played: a move goes through on every replica, the host's included.
     assert first.seat is not None
-    played = first.play(parse_move(f"{first.seat} stuck"))
+    played = first.play(parse_move(f"{first.seat} turn"))
     assert isinstance(played, Op)
     table.collect()
     table.deliver_all()

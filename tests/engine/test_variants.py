@@ -55,7 +55,8 @@ def test_a_norwegian_empty_work_pile_takes_only_the_nerts_top_or_the_waste_top()
     legal = legal_moves(norwegian, 0)
     listed = {move_text(m) for m in legal}
     assert {"0 8C n-w3", "0 7H d-w3"} <= listed
-    assert not [m for m in legal if m.action == PLAY and m.source >= 0 and m.dest_kind == "w" and m.dest == 3]
+    from_work = [m for m in legal if m.action == PLAY and m.source >= 0 and m.dest_kind == "w"]
+    assert not [m for m in from_work if m.dest == 3]
     assert work_text(after(norwegian, "0 7H d-w3"), 0) == "5D,9C,QH.JS,7H"
     assert work_text(after(norwegian, "0 8C n-w3"), 0) == "5D,9C,QH.JS,8C"
     # The default table fills it from another work pile too.

@@ -356,7 +356,17 @@ def _not_stuck_message(state: GameState, seat_no: int) -> str:
 def _with_seat(state: GameState, seat_no: int, seat: SeatState) -> GameState:
     seats = list(state.seats)
     seats[seat_no] = seat
-    return state._replace(seats=tuple(seats))
+    # The constructor, not `_replace`: this runs for every stock turn.
+    return GameState(
+        state.rules,
+        tuple(seats),
+        state.foundations,
+        state.wants,
+        state.ended_by,
+        state.called_by,
+        state.rotations,
+        state.progress,
+    )
 
 
 def _apply_turn(
@@ -383,7 +393,15 @@ def _apply_turn(
     return _with_seat(
         state,
         seat_no,
-        seat._replace(stock=stock[n:], waste=seat.waste + tuple(turned), seen=seen, stuck=False),
+        SeatState(
+            seat.nerts_hidden,
+            seat.nerts_up,
+            seat.work,
+            stock[n:],
+            seat.waste + tuple(turned),
+            seen,
+            False,
+        ),
     )
 
 

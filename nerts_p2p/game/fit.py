@@ -9,6 +9,8 @@ takes part (rare), so that the two can never disagree (a test compares them on e
 
 from __future__ import annotations
 
+import functools
+
 from nerts_p2p.game.cards import (
     FACE_SHIFT,
     RANK_OF,
@@ -84,7 +86,7 @@ def _table(fits: bool) -> bytes:
     return bytes(table)
 
 
-_GOES_ON = _table(True)
+GOES_ON = _table(True)
 _GOES_UNDER = _table(False)
 
 
@@ -101,7 +103,7 @@ def fits_work(pile: tuple[int, ...], bottom: int) -> bool:
     t = top & 63 if top < 1 << FACE_SHIFT else (top >> FACE_SHIFT) - 1
     b = bottom & 63 if bottom < 1 << FACE_SHIFT else (bottom >> FACE_SHIFT) - 1
     if t < 52 and b < 52:
-        return _GOES_ON[t << 6 | b] == 1
+        return GOES_ON[t << 6 | b] == 1
     return not isinstance(build_on_work(pile, (bottom,)), str)
 
 
@@ -163,3 +165,55 @@ def has_card_play(state: GameState, seat_no: int) -> bool:
                 if any(e is not None and builds_on_nerts(top, e) for e in singles):
                     return True
     return False
+
+
+#: The faces that go on an ordinary face on a work pile: one rank lower, other colour.
+_FITS_ON: tuple[tuple[int, ...], ...] = tuple(
+    tuple(f for f in range(52) if RANK_OF[f] == RANK_OF[t] - 1 and RED_OF[f] != RED_OF[t])
+    for t in range(52)
+)
+
+
+@functools.lru_cache(maxsize=256)
+def substack_moves(
+    work: tuple[tuple[int, ...], ...], from_work: bool
+) -> tuple[tuple[int, int, int], ...]:
+    """Every legal move between these work piles as (source pile, position, target pile),
+    in `legal_moves` order (source pile, then the card from the top down, then target).
+
+    It depends on the piles alone, which change far less often than a bot decides (a stock
+    turn leaves them as they are), so it is remembered. Rather than trying every card on
+    every pile, it looks up which cards fit each target: two faces fit on an ordinary
+    card, anything fits in an empty pile."""
+    found: list[tuple[int, int, int]] = []
+    where: dict[int, list[tuple[int, int]]] = {}
+    odd: list[tuple[int, int]] = []  # cards showing no ordinary face (unfixed jokers)
+    for k, pile in enumerate(work):
+        for at, entry in enumerate(pile):
+            face = face_fast(entry)
+            if face < 52:
+                where.setdefault(face, []).append((k, at))
+            else:
+                odd.append((k, at))
+    for j, target in enumerate(work):
+        if not target:
+            if from_work:
+                found.extend(
+                    (k, at, j) for k, pile in enumerate(work) if k != j for at in range(len(pile))
+                )
+            continue
+        top = face_fast(target[-1])
+        if top < 52:
+            for face in _FITS_ON[top]:
+                found.extend((k, at, j) for k, at in where.get(face, ()) if k != j)
+            found.extend((k, at, j) for k, at in odd if k != j and fits_work(target, work[k][at]))
+        else:  # a wild joker on top: let the worded check decide every card
+            found.extend(
+                (k, at, j)
+                for k, pile in enumerate(work)
+                if k != j
+                for at in range(len(pile))
+                if fits_work(target, pile[at])
+            )
+    found.sort(key=lambda m: (m[0], -m[1], m[2]))
+    return tuple(found)

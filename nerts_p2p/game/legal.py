@@ -8,7 +8,13 @@ from __future__ import annotations
 
 from nerts_p2p.game.cards import CARD_MASK, RANK_OF, RED_OF, face_index, face_of, is_joker
 from nerts_p2p.game.engine import exposed_ace, is_ace_to_centre
-from nerts_p2p.game.fit import builds_on_nerts, fits_work, has_card_play, slides_under
+from nerts_p2p.game.fit import (
+    builds_on_nerts,
+    fits_work,
+    has_card_play,
+    slides_under,
+    substack_moves,
+)
 from nerts_p2p.game.moves import (
     FROM_NERTS,
     FROM_WASTE,
@@ -90,20 +96,18 @@ def legal_moves(state: GameState, seat: int) -> list[Move]:
             for v, other in enumerate(state.seats):
                 if v != seat and other.nerts_up and builds_on_nerts(other.nerts_up[-1], entry):
                     moves.append(Move(seat, PLAY, card, source, TO_NERTS, v))
-    from_work = rules.fill_from_work
-    for k, pile in enumerate(work):
-        for at in range(len(pile) - 1, -1, -1):
-            bottom = pile[at]
-            for j, target in enumerate(work):
-                if j != k and (target or from_work) and fits_work(target, bottom):
-                    moves.append(Move(seat, PLAY, bottom & CARD_MASK, k, TO_WORK, j))
+    # Every move so far puts a card somewhere other than the seat's own work piles: a card
+    # play (what keeps a seat from being stuck, `fit.has_card_play`).
+    card_play = bool(moves)
+    for k, at, j in substack_moves(work, rules.fill_from_work):
+        moves.append(Move(seat, PLAY, work[k][at] & CARD_MASK, k, TO_WORK, j))
     if s.stock:
         moves.append(Move(seat, TURN))
         if s.stuck and len(s.stock) >= 2:
             moves.append(Move(seat, ROTATE))
     elif s.waste:
         moves.append(Move(seat, RECYCLE))
-    if not s.stuck and not has_card_play(state, seat):
+    if not s.stuck and not card_play:
         moves.append(Move(seat, STUCK))
     if not s.nerts_up and not s.nerts_hidden and not rules.must_call:
         moves.append(Move(seat, NERTS))

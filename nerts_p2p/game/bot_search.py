@@ -22,7 +22,7 @@ pile 40 (20 onto an empty one, never while keeping it for the Nerts pile); an ex
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from nerts_p2p.game.cards import CARD_MASK, FACE_SHIFT, RANK_OF, RED_OF, face_index
 from nerts_p2p.game.fit import GOES_ON, builds_on_nerts, fits_work, slides_under, substack_moves
@@ -45,15 +45,10 @@ NERTS_CALL = 1000.0
 SUBSTACK_MOST = 75.0
 
 
-class Candidate(NamedTuple):
-    """A card move a bot considers, with what it is worth to it."""
-
-    score: float
-    card: int
-    source: int
-    dest_kind: str
-    dest: int
-    declare: int = -1
+#: A card move a bot considers: (score, card, source, destination kind, destination,
+#: declared face or -1), the fields of a `Move` after its worth. A plain tuple: thousands
+#: are made per round.
+Candidate = tuple[float, int, int, str, int, int]
 
 
 def _face(entry: int) -> int:
@@ -102,6 +97,69 @@ def _foundation_targets(wants: dict[int, tuple[int, ...]], entry: int) -> list[t
     return targets
 
 
+class _Piles:
+    """What one layout of work piles offers, worked out once for that layout and kept while
+    it lasts: a bot decides far more often than its work piles change (turning the stock
+    leaves them as they are, the very same tuple)."""
+
+    __slots__ = ("_landing", "_stacks", "_under", "from_work", "has_empty", "tops", "work")
+
+    def __init__(self, work: tuple[tuple[int, ...], ...], from_work: bool) -> None:
+        self.work = work
+        self.from_work = from_work
+        #: (pile, exposed card, its face) of every pile that is not empty.
+        self.tops = tuple((k, p[-1], _face(p[-1])) for k, p in enumerate(work) if p)
+        self.has_empty = len(self.tops) < len(work)
+        self._landing: dict[int, tuple[int, ...]] = {}
+        self._under: dict[int, tuple[int, ...]] = {}
+        self._stacks: tuple[tuple[int, int, int], ...] | None = None
+
+    def landing(self, face: int) -> tuple[int, ...]:
+        """The piles a card showing `face` may go on (whether a card fits depends on the
+        face it shows alone), in pile order."""
+        found = self._landing.get(face)
+        if found is None:
+            fits = []
+            for j, pile in enumerate(self.work):
+                if pile:
+                    top = pile[-1]
+                    t = top & 63 if top < 1 << FACE_SHIFT else (top >> FACE_SHIFT) - 1
+                    if not (
+                        GOES_ON[t << 6 | face] if t < 52 and face < 52 else fits_work(pile, face)
+                    ):
+                        continue
+                fits.append(j)
+            found = self._landing[face] = tuple(fits)
+        return found
+
+    def under(self, face: int) -> tuple[int, ...]:
+        """The piles a card showing `face` may slide under (given an empty pile)."""
+        found = self._under.get(face)
+        if found is None:
+            found = tuple(j for j, p in enumerate(self.work) if p and slides_under(p, face))
+            self._under[face] = found
+        return found
+
+    def stacks(self) -> tuple[tuple[int, int, int], ...]:
+        if self._stacks is None:
+            self._stacks = substack_moves(self.work, self.from_work)
+        return self._stacks
+
+
+_PILES: dict[tuple[int, bool], _Piles] = {}
+
+
+def _piles(work: tuple[tuple[int, ...], ...], from_work: bool) -> _Piles:
+    # Keyed by identity: the entry holds the tuple itself, so its id stays its own.
+    key = (id(work), from_work)
+    piles = _PILES.get(key)
+    if piles is None or piles.work is not work:
+        if len(_PILES) > 4096:
+            _PILES.clear()
+        piles = _PILES[key] = _Piles(work, from_work)
+    return piles
+
+
 def bot_candidates(state: GameState, seat_no: int, level: BotLevel) -> tuple[list[Candidate], bool]:
     """The card moves `level` would consider, in `legal_moves` order, and whether calling
     Nerts is among its choices (it comes last in that order).
@@ -112,104 +170,110 @@ def bot_candidates(state: GameState, seat_no: int, level: BotLevel) -> tuple[lis
         return [], False
     rules = state.rules
     seat = state.seats[seat_no]
-    work = seat.work
+    nerts_up, work, waste = seat[1], seat[2], seat[4]  # SeatState fields, read once
+    piles = _piles(work, rules.fill_from_work)
     wants = state.wants
-    can_call = not seat.nerts_up and not seat.nerts_hidden and not rules.must_call
+    can_call = not nerts_up and not seat[0] and not rules.must_call
     out: list[Candidate] = []
     best = 0.0
-    others: set[int] | None = None
-    nerts_top = seat.nerts_up[-1] if seat.nerts_up else None
-    singles: list[tuple[int, int]] = []
-    if nerts_top is not None:
-        singles.append((nerts_top, FROM_NERTS))
-    if seat.waste:
-        singles.append((seat.waste[-1], FROM_WASTE))
-    singles.extend((pile[-1], k) for k, pile in enumerate(work) if pile)
-    has_empty = not all(work)
-    keeps_empty = level.keeps_empty_pile and seat.nerts_count > 0
     attacks = level.attacks
-    for entry, source in singles:
+    builds = attacks and rules.nerts_builds
+    # The Nerts top and the waste top: to a foundation, a work pile, under a pile, onto
+    # another seat's Nerts pile.
+    for source, pile_from in ((FROM_NERTS, nerts_up), (FROM_WASTE, waste)):
+        if not pile_from:
+            continue
+        entry = pile_from[-1]
         card = entry & CARD_MASK
         index = entry & 63
-        if index < 52:
-            face = entry & 63 if entry < 1 << FACE_SHIFT else (entry >> FACE_SHIFT) - 1
-            to_foundation = face in wants or RANK_OF[face] == 1
-        else:  # a joker goes to a foundation only from the Nerts pile: elsewhere it stays
-            to_foundation = source == FROM_NERTS
-        if to_foundation:
-            targets = _foundation_targets(wants, entry)
-            if targets:
-                score = 100.0 + (30 if source == FROM_NERTS else 10 if source >= 0 else 5)
-                if level.races:
-                    if others is None:
-                        others = _exposed_faces_of_others(state, seat_no)
-                    if index in others:
-                        score += 20
-                for base, declared in targets:
-                    out.append(Candidate(score, card, source, TO_FOUNDATION, base, declared))
+        face = index if entry < 1 << FACE_SHIFT else (entry >> FACE_SHIFT) - 1
+        if (face in wants or RANK_OF[face] == 1) if index < 52 else source == FROM_NERTS:
+            best = _add_foundation(state, seat_no, level, entry, source, out, best)
+        for j in piles.landing(face):
+            if work[j]:
+                score = 85.0 if source == FROM_NERTS else 40.0
+            elif source == FROM_NERTS:
+                score = 80.0
+            elif level.keeps_empty_pile and seat.nerts_count > 0:
+                continue
+            else:
+                score = 20.0
+            out.append((score, card, source, TO_WORK, j, -1))
+            if score > best:
+                best = score
+        if attacks and piles.has_empty and rules.slide_under:
+            for j in piles.under(face):
+                score = 75.0 if source == FROM_NERTS else 35.0
+                out.append((score, card, source, TO_UNDER, j, -1))
                 if score > best:
                     best = score
-        if source < 0:
-            face = entry & 63 if entry < 1 << FACE_SHIFT else (entry >> FACE_SHIFT) - 1
-            for j, pile in enumerate(work):
-                if pile:
-                    top = pile[-1]
-                    t = top & 63 if top < 1 << FACE_SHIFT else (top >> FACE_SHIFT) - 1
-                    if t < 52 and face < 52:
-                        if not GOES_ON[t << 6 | face]:
-                            continue
-                    elif not fits_work(pile, entry):
-                        continue
-                if source == FROM_NERTS:
-                    score = 85.0 if pile else 80.0
-                elif pile:
-                    score = 40.0
-                elif keeps_empty:
-                    continue
-                else:
-                    score = 20.0
-                out.append(Candidate(score, card, source, TO_WORK, j))
-                if score > best:
-                    best = score
-            if attacks and has_empty and rules.slide_under:
-                for j, pile in enumerate(work):
-                    if pile and slides_under(pile, entry):
-                        score = 75.0 if source == FROM_NERTS else 35.0
-                        out.append(Candidate(score, card, source, TO_UNDER, j))
-                        if score > best:
-                            best = score
-        if attacks and rules.nerts_builds:
-            for v, other in enumerate(state.seats):
-                if v != seat_no and other.nerts_up and builds_on_nerts(other.nerts_up[-1], entry):
-                    score = 85.0 if source == FROM_NERTS else 45.0
-                    out.append(Candidate(score, card, source, TO_NERTS, v))
-                    if score > best:
-                        best = score
+        if builds:
+            best = _add_builds(state, seat_no, entry, source, out, best)
+    # The exposed card of each work pile: to a foundation, onto another seat's Nerts pile.
+    for k, entry, face in piles.tops:
+        if (entry & 63) < 52 and (face in wants or RANK_OF[face] == 1):
+            best = _add_foundation(state, seat_no, level, entry, k, out, best)
+        if builds:
+            best = _add_builds(state, seat_no, entry, k, out, best)
     if level.substacks and (level.random_choice or best < SUBSTACK_MOST):
-        out.extend(_substack_candidates(state, seat_no, level))
+        _add_substacks(state, seat_no, level, piles.stacks(), out)
     if rules.aces_first and _has_exposed_ace(state, seat_no):
         # Only an ace to the centre is legal (and so not the Nerts call either).
         aces = [
-            c
-            for c in out
-            if c.dest_kind == TO_FOUNDATION and (c.card & 63) < 52 and RANK_OF[c.card & 63] == 1
+            c for c in out if c[3] == TO_FOUNDATION and (c[1] & 63) < 52 and RANK_OF[c[1] & 63] == 1
         ]
         return aces, False
     return out, can_call
 
 
-def _substack_candidates(state: GameState, seat_no: int, level: BotLevel) -> list[Candidate]:
+def _add_foundation(
+    state: GameState,
+    seat_no: int,
+    level: BotLevel,
+    entry: int,
+    source: int,
+    out: list[Candidate],
+    best: float,
+) -> float:
+    targets = _foundation_targets(state.wants, entry)
+    if not targets:
+        return best
+    score = 100.0 + (30 if source == FROM_NERTS else 10 if source >= 0 else 5)
+    if level.races and (entry & 63) in _exposed_faces_of_others(state, seat_no):
+        score += 20  # someone else could take this foundation slot: go first
+    card = entry & CARD_MASK
+    for base, declared in targets:
+        out.append((score, card, source, TO_FOUNDATION, base, declared))
+    return max(best, score)
+
+
+def _add_builds(
+    state: GameState, seat_no: int, entry: int, source: int, out: list[Candidate], best: float
+) -> float:
+    for v, other in enumerate(state.seats):
+        if v != seat_no and other.nerts_up and builds_on_nerts(other.nerts_up[-1], entry):
+            score = 85.0 if source == FROM_NERTS else 45.0
+            out.append((score, entry & CARD_MASK, source, TO_NERTS, v, -1))
+            best = max(best, score)
+    return best
+
+
+def _add_substacks(
+    state: GameState,
+    seat_no: int,
+    level: BotLevel,
+    found: tuple[tuple[int, int, int], ...],
+    out: list[Candidate],
+) -> None:
     """Moves of a card and everything on it between work piles that the level would make,
     in `legal_moves` order."""
     seat = state.seats[seat_no]
     work = seat.work
-    found = substack_moves(work, state.rules.fill_from_work)
     if not found:
-        return []
+        return
     wants = state.wants
     nerts_top = seat.nerts_up[-1] if seat.nerts_up else None
     bonus: float | None = None
-    out: list[Candidate] = []
     for k, at, j in found:
         pile = work[k]
         if at == 0:
@@ -230,8 +294,7 @@ def _substack_candidates(state: GameState, seat_no: int, level: BotLevel) -> lis
                 top_stuck = nerts_top is not None and not _fits_somewhere(state, work, nerts_top)
                 bonus = 15.0 if top_stuck else 0.0
             score += bonus
-        out.append(Candidate(score, pile[at] & CARD_MASK, k, TO_WORK, j))
-    return out
+        out.append((score, pile[at] & CARD_MASK, k, TO_WORK, j, -1))
 
 
 def _has_exposed_ace(state: GameState, seat_no: int) -> bool:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 from nerts_p2p.game.bot_search import bot_candidates
@@ -77,6 +77,12 @@ class BotPlayer:
     _idle: int = 0
     _stuck_signature: tuple[object, ...] | None = None
     _rotations: int = 0
+    #: The stock moves, made once: a player turns its stock about every other decision.
+    _turn: Move = field(init=False, repr=False)
+    _recycle: Move = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._turn, self._recycle = Move(self.seat, TURN), Move(self.seat, RECYCLE)
 
     def delay(self, move: Move | None) -> float:
         """Simulated seconds before this player decides again after `move`."""
@@ -109,8 +115,8 @@ class BotPlayer:
             elif can_call:
                 return Move(seat_no, NERTS)
             else:
-                best = max(c.score for c in candidates)
-                chosen = next(c for c in candidates if c.score == best)
+                best = max(c[0] for c in candidates)
+                chosen = next(c for c in candidates if c[0] == best)
             return Move(seat_no, PLAY, *chosen[1:])
         return self._no_play(state, seat)
 
@@ -134,7 +140,7 @@ class BotPlayer:
             self._stuck_signature = _signature(state)
             return Move(self.seat, STUCK)
         self._idle += 1
-        return Move(self.seat, TURN if seat.stock else RECYCLE)
+        return self._turn if seat.stock else self._recycle
 
 
 def _signature(state: GameState) -> tuple[object, ...]:

@@ -385,7 +385,13 @@ def _apply_turn(
     seen = seat.seen
     turned = []
     for i in range(n):
-        result = _reveal(state, seat_no, stock[i], move.reveals[i] if move.reveals else None, seen)
+        slot = stock[i]
+        if slot <= -2 and not move.reveals:  # a view that knows the card (the simulator's)
+            card = -slot - 2
+            seen |= 1 << (card & 63)
+            turned.append(card)
+            continue
+        result = _reveal(state, seat_no, slot, move.reveals[i] if move.reveals else None, seen)
         if isinstance(result, Rejection):
             return result
         card, seen = result

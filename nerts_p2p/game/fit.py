@@ -181,39 +181,28 @@ def substack_moves(
     """Every legal move between these work piles as (source pile, position, target pile),
     in `legal_moves` order (source pile, then the card from the top down, then target).
 
-    It depends on the piles alone, which change far less often than a bot decides (a stock
-    turn leaves them as they are), so it is remembered. Rather than trying every card on
-    every pile, it looks up which cards fit each target: two faces fit on an ordinary
-    card, anything fits in an empty pile."""
+    It depends on the piles alone, which change far less often than a bot decides, so it
+    is remembered. Most cards fit nowhere: a card is tried on the targets only when its
+    face is one that goes on some pile's top, or an empty pile or a joker could take it."""
+    tops = [face_fast(p[-1]) if p else -1 for p in work]
+    anything = (from_work and -1 in tops) or any(t >= 52 for t in tops)
+    wanted = {face for t in tops if 0 <= t < 52 for face in _FITS_ON[t]}
     found: list[tuple[int, int, int]] = []
-    where: dict[int, list[tuple[int, int]]] = {}
-    odd: list[tuple[int, int]] = []  # cards showing no ordinary face (unfixed jokers)
     for k, pile in enumerate(work):
-        for at, entry in enumerate(pile):
+        for at in range(len(pile) - 1, -1, -1):
+            entry = pile[at]
             face = face_fast(entry)
-            if face < 52:
-                where.setdefault(face, []).append((k, at))
-            else:
-                odd.append((k, at))
-    for j, target in enumerate(work):
-        if not target:
-            if from_work:
-                found.extend(
-                    (k, at, j) for k, pile in enumerate(work) if k != j for at in range(len(pile))
-                )
-            continue
-        top = face_fast(target[-1])
-        if top < 52:
-            for face in _FITS_ON[top]:
-                found.extend((k, at, j) for k, at in where.get(face, ()) if k != j)
-            found.extend((k, at, j) for k, at in odd if k != j and fits_work(target, work[k][at]))
-        else:  # a wild joker on top: let the worded check decide every card
-            found.extend(
-                (k, at, j)
-                for k, pile in enumerate(work)
-                if k != j
-                for at in range(len(pile))
-                if fits_work(target, pile[at])
-            )
-    found.sort(key=lambda m: (m[0], -m[1], m[2]))
+            if not (anything or face >= 52 or face in wanted):
+                continue
+            for j, t in enumerate(tops):
+                if j == k:
+                    continue
+                if t < 0:
+                    fits = from_work
+                elif t < 52 and face < 52:
+                    fits = GOES_ON[t << 6 | face] == 1
+                else:
+                    fits = fits_work(work[j], entry)
+                if fits:
+                    found.append((k, at, j))
     return tuple(found)

@@ -26,7 +26,7 @@ from nerts_p2p.game.audit import AuditReport, audit_round
 from nerts_p2p.game.cards import make_card
 from nerts_p2p.game.deck import SALT_BYTES, SEED_BYTES, deal_seat
 from nerts_p2p.game.engine import apply, complete, public_start, shown_cards
-from nerts_p2p.game.errors import NertsError, NotationError, Rejection, RejectReason
+from nerts_p2p.game.errors import NertsError, NotationError, Rejection, RejectReason, RulesError
 from nerts_p2p.game.moves import TO_FOUNDATION, Move, move_text, parse_move
 from nerts_p2p.game.position import state_digest, state_hash
 from nerts_p2p.game.rules import Rules
@@ -57,7 +57,16 @@ def rules_to_wire(rules: Rules) -> list[list[object]]:
 
 
 def rules_from_wire(pairs: object) -> Rules:
-    return Rules.from_dict(dict(pairs))  # type: ignore[call-overload]
+    """The rules of an OPEN or START; `RulesError` for anything but [name, value] pairs of
+    known options with allowed values."""
+    if not isinstance(pairs, list | tuple) or not all(
+        isinstance(p, list | tuple) and len(p) == 2 and isinstance(p[0], str) for p in pairs
+    ):
+        raise RulesError("the rules must be a list of [name, value] pairs")
+    names = [p[0] for p in pairs]
+    if len(set(names)) != len(names):
+        raise RulesError("the rules name an option twice")
+    return Rules.from_dict(dict(pairs))
 
 
 # --- game events ---------------------------------------------------------------------------
@@ -673,7 +682,7 @@ class TableReplica:
             frozenset(cheaters),
             report,
             totals,
-            match_winner(totals, rnd.rules.target),
+            match_winner(totals, rnd.rules, rnd.number),
         )
         self._events.append(rnd.final)
 

@@ -93,6 +93,19 @@ class DivergenceDetected:
     theirs: bytes
 
 
+def fair_take(runs: Sequence[Sequence[Op]], budget: int) -> list[Op]:
+    """Up to `budget` ops from `runs`, round robin: the first op of every run, then the
+    second of every run, and so on. Each run keeps its own order (ascending seq)."""
+    out: list[Op] = []
+    depth = 0
+    while len(out) < budget and any(depth < len(run) for run in runs):
+        for run in runs:
+            if depth < len(run) and len(out) < budget:
+                out.append(run[depth])
+        depth += 1
+    return out
+
+
 SyncEvent = OpDelivered | OpRejected | AuthorExpelled | DivergenceDetected
 
 
@@ -587,21 +600,46 @@ class SyncPeer:
             self.divergences += 1
             self._events.append(DivergenceDetected(hb.sender, vector, ours, hb.state_hash))
         held = VersionVector(vector)
-        # What they hold and we lack, short of any op we rejected for good: ask for it.
-        missing = [
-            (author, first, min(last, self.dead.get(author, last + 1) - 1))
-            for author, first, last in held.missing_ranges(theirs)
-        ]
-        missing = [r for r in missing if r[1] <= r[2]]
-        if missing:
-            self.request(source, missing[:MAX_RANGES], now)
+        wanted = self._gaps(theirs)
+        if wanted:
+            self.request(source, wanted, now)
         # What we hold and they lack: push some of it at once, to heal faster than asking.
-        push: list[Op] = []
-        for author, first, last in theirs.missing_ranges(held):
-            push.extend(self.logs[author][first - 1 : last][: MAX_PUSH - len(push)])
-            if len(push) >= MAX_PUSH:
-                break
+        # Shared fairly across authors: one author's long backlog must not starve another's
+        # gap (their parked ops may wait on exactly that gap).
+        push = fair_take(
+            [self.logs[a][first - 1 : last] for a, first, last in theirs.missing_ranges(held)],
+            MAX_PUSH,
+        )
         self._send_ops(source, push)
+
+    def _gaps(self, theirs: VersionVector) -> list[tuple[bytes, int, int]]:
+        """What a peer with vector `theirs` holds that we lack, as ranges to ask it for: the
+        seqs we have neither delivered nor parked (ops parked waiting for another author's op
+        are not asked for again), short of any op we rejected for good. Every author's first
+        gap comes before anyone's second, so a request names the gap that blocks delivery."""
+        per_author: list[list[tuple[bytes, int, int]]] = []
+        for author, first, last in VersionVector(self.vector()).missing_ranges(theirs):
+            last = min(last, self.dead.get(author, last + 1) - 1)
+            parked = self.pending.get(author, {})
+            ranges: list[tuple[bytes, int, int]] = []
+            seq = first
+            while seq <= last and len(ranges) < MAX_RANGES:
+                if seq in parked:
+                    seq += 1
+                    continue
+                end = seq
+                while end < last and end + 1 not in parked:
+                    end += 1
+                ranges.append((author, seq, end))
+                seq = end + 1
+            if ranges:
+                per_author.append(ranges)
+        out: list[tuple[bytes, int, int]] = []
+        depth = 0
+        while len(out) < MAX_RANGES and any(depth < len(r) for r in per_author):
+            out.extend(r[depth] for r in per_author if depth < len(r))
+            depth += 1
+        return out[:MAX_RANGES]
 
     def _apply_waiting_heartbeat(self, author: bytes) -> None:
         waiting = self._waiting_hb.get(author)
@@ -630,17 +668,21 @@ class SyncPeer:
     def _on_request(self, request: Request, source: Hashable, *, first_ops_only: bool) -> None:
         """Serve ops from our logs. A stranger (a peer about to join) gets only first ops,
         which carry keys: a forged request cannot make us flood someone else."""
-        ops: list[Op] = []
+        evidence: list[Op] = []
+        wanted: list[list[Op]] = []
         for author, first, last in request.ranges:
             if first_ops_only:
                 first = last = 1
             log = self.logs.get(author, [])
-            ops.extend(log[first - 1 : min(last, len(log), first - 1 + MAX_REPLY)])
-            if author in self.evidence:
-                ops.extend(self.evidence[author])
+            wanted.append(log[first - 1 : min(last, len(log))])
+            if author in self.evidence and self.evidence[author][0] not in evidence:
+                evidence.extend(self.evidence[author])
         # One request, however many ranges it names, is answered with at most MAX_REPLY ops:
-        # its source address could be forged, and the asker will ask again for the rest.
-        self._send_ops(source, ops[:MAX_REPLY])
+        # its source address could be forged, and the asker will ask again for the rest. The
+        # budget is shared fairly, so every range asked for makes progress.
+        ops = evidence[:MAX_REPLY]
+        ops.extend(fair_take(wanted, MAX_REPLY - len(ops)))
+        self._send_ops(source, ops)
 
     def _send_ops(self, destination: Hashable, ops: Sequence[Op]) -> None:
         """Pack ops into BATCH datagrams of at most 1200 bytes."""

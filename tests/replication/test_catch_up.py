@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from nerts_p2p.game.rules import Rules
+from protocol.errors import DropReason
 from protocol.messages import Batch, Kind, decode, decode_op
 from tools.mesh import Faults, MeshStalledError, PeerMesh
 
@@ -59,7 +60,9 @@ def test_catch_up_stalls_a_peer_paused_for_60_s_heals_within_a_few_heartbeats(se
         players=3, rules=Rules(seats=3), seed=seed, faults=Faults(pauses=((5.0, 65.0, 2),))
     )
     healed = _heal_after(mesh, 65.0)
-    assert mesh.replicas[2].sync.counters["rate_limited"] > 0, "waking floods the rate limiter"
+    assert mesh.replicas[2].sync.counters[DropReason.RATE_LIMITED] > 0, (
+        "waking floods the rate limiter"
+    )
     assert healed < 10 * HEARTBEAT
 
 

@@ -180,35 +180,10 @@ def bot_candidates(state: GameState, seat_no: int, level: BotLevel) -> tuple[lis
     builds = attacks and rules.nerts_builds
     # The Nerts top and the waste top: to a foundation, a work pile, under a pile, onto
     # another seat's Nerts pile.
-    for source, pile_from in ((FROM_NERTS, nerts_up), (FROM_WASTE, waste)):
-        if not pile_from:
-            continue
-        entry = pile_from[-1]
-        card = entry & CARD_MASK
-        index = entry & 63
-        face = index if entry < 1 << FACE_SHIFT else (entry >> FACE_SHIFT) - 1
-        if (face in wants or RANK_OF[face] == 1) if index < 52 else source == FROM_NERTS:
-            best = _add_foundation(state, seat_no, level, entry, source, out, best)
-        for j in piles.landing(face):
-            if work[j]:
-                score = 85.0 if source == FROM_NERTS else 40.0
-            elif source == FROM_NERTS:
-                score = 80.0
-            elif level.keeps_empty_pile and seat.nerts_count > 0:
-                continue
-            else:
-                score = 20.0
-            out.append((score, card, source, TO_WORK, j, -1))
-            if score > best:
-                best = score
-        if attacks and piles.has_empty and rules.slide_under:
-            for j in piles.under(face):
-                score = 75.0 if source == FROM_NERTS else 35.0
-                out.append((score, card, source, TO_UNDER, j, -1))
-                if score > best:
-                    best = score
-        if builds:
-            best = _add_builds(state, seat_no, entry, source, out, best)
+    if nerts_up:
+        best = _add_single(state, seat_no, level, piles, FROM_NERTS, nerts_up[-1], out, best)
+    if waste:
+        best = _add_single(state, seat_no, level, piles, FROM_WASTE, waste[-1], out, best)
     # The exposed card of each work pile: to a foundation, onto another seat's Nerts pile.
     for k, entry, face in piles.tops:
         if (entry & 63) < 52 and (face in wants or RANK_OF[face] == 1):
@@ -224,6 +199,59 @@ def bot_candidates(state: GameState, seat_no: int, level: BotLevel) -> tuple[lis
         ]
         return aces, False
     return out, can_call
+
+
+def waste_candidates(state: GameState, seat_no: int, level: BotLevel) -> list[Candidate]:
+    """Only the waste top's moves: all there is when nothing but the waste changed since a
+    search that found no move at all (see `BotPlayer.act`)."""
+    rules = state.rules
+    seat = state.seats[seat_no]
+    out: list[Candidate] = []
+    if seat.waste and state.ended_by is None:
+        piles = _piles(seat.work, rules.fill_from_work)
+        _add_single(state, seat_no, level, piles, FROM_WASTE, seat.waste[-1], out, 0.0)
+    return out
+
+
+def _add_single(
+    state: GameState,
+    seat_no: int,
+    level: BotLevel,
+    piles: _Piles,
+    source: int,
+    entry: int,
+    out: list[Candidate],
+    best: float,
+) -> float:
+    """The moves of the Nerts top or the waste top, added to `out`; the best score so far."""
+    rules = state.rules
+    work = piles.work
+    card = entry & CARD_MASK
+    index = entry & 63
+    face = index if entry < 1 << FACE_SHIFT else (entry >> FACE_SHIFT) - 1
+    if (face in state.wants or RANK_OF[face] == 1) if index < 52 else source == FROM_NERTS:
+        best = _add_foundation(state, seat_no, level, entry, source, out, best)
+    for j in piles.landing(face):
+        if work[j]:
+            score = 85.0 if source == FROM_NERTS else 40.0
+        elif source == FROM_NERTS:
+            score = 80.0
+        elif level.keeps_empty_pile and state.seats[seat_no].nerts_count > 0:
+            continue
+        else:
+            score = 20.0
+        out.append((score, card, source, TO_WORK, j, -1))
+        if score > best:
+            best = score
+    if level.attacks and piles.has_empty and rules.slide_under:
+        for j in piles.under(face):
+            score = 75.0 if source == FROM_NERTS else 35.0
+            out.append((score, card, source, TO_UNDER, j, -1))
+            if score > best:
+                best = score
+    if level.attacks and rules.nerts_builds:
+        best = _add_builds(state, seat_no, entry, source, out, best)
+    return best
 
 
 def _add_foundation(

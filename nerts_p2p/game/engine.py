@@ -239,16 +239,17 @@ def _to_foundation(
                 f"the {face_name(face)} cannot go on the foundation "
                 f"of {face_name(face_of(old.cards[-1]))}: {why}",
             )
-        foundation = old._replace(cards=old.cards + (entry,))
-        rest = tuple(b for b in wants[wanted] if b != base)
-        if rest:
-            wants[wanted] = rest
-        else:
+        foundation = Foundation(base, old.suit, old.cards + (entry,))
+        takers = wants[wanted]
+        if len(takers) == 1:
             del wants[wanted]
+        else:
+            wants[wanted] = tuple(b for b in takers if b != base)
     foundations[base] = foundation
     nxt = foundation.wants_face()
     if nxt >= 0:
-        wants[nxt] = tuple(sorted((*wants.get(nxt, ()), base)))
+        waiting = wants.get(nxt)
+        wants[nxt] = (base,) if waiting is None else tuple(sorted((*waiting, base)))
     return foundations, wants
 
 

@@ -28,8 +28,9 @@ ROUNDS = 5
 
 #: Run in the child: reads a bot level and a seed per line, answers 4-seat rounds per
 #: second of process CPU time.
-_CHILD = f"""
-ROUNDS = {ROUNDS}
+_CHILD = (
+    f"ROUNDS = {ROUNDS}\n"
+    + """
 import json, sys, time
 from nerts_p2p.game.bots import LEVELS
 from nerts_p2p.game.deck import seat_seed
@@ -46,6 +47,7 @@ for line in sys.stdin:
         simulate_round(rules, seeds, [LEVELS[level]] * 4, match_seed=int(seed))
     print(json.dumps({"rate": ROUNDS / (time.process_time() - start)}), flush=True)
 """
+)
 
 
 class Baseline:

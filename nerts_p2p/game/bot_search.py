@@ -62,15 +62,22 @@ def _fits_somewhere(state: GameState, work: tuple[tuple[int, ...], ...], entry: 
     return any(pile and fits_work(pile, entry) for pile in work)
 
 
-def _exposed_faces_of_others(state: GameState, seat: int) -> set[int]:
-    faces: set[int] = set()
+def _shown_by_another(state: GameState, seat_no: int, index: int) -> bool:
+    """Whether another seat shows a card of this face index on top of a pile (a race for
+    the foundation slot). Jokers never race."""
+    if index >= 52:
+        return False
     for i, s in enumerate(state.seats):
-        if i == seat:
+        if i == seat_no:
             continue
-        for entry in (s.nerts_top, s.waste_top, *(p[-1] for p in s.work if p)):
-            if entry is not None and (entry & 63) < 52:
-                faces.add(entry & 63)
-    return faces
+        if s.nerts_up and s.nerts_up[-1] & 63 == index:
+            return True
+        if s.waste and s.waste[-1] & 63 == index:
+            return True
+        for pile in s.work:
+            if pile and pile[-1] & 63 == index:
+                return True
+    return False
 
 
 def _foundation_targets(wants: dict[int, tuple[int, ...]], entry: int) -> list[tuple[int, int]]:
@@ -213,6 +220,23 @@ def waste_candidates(state: GameState, seat_no: int, level: BotLevel) -> list[Ca
     return out
 
 
+def watched_faces(state: GameState, seat_no: int) -> tuple[int, ...]:
+    """The faces whose turn on a foundation could give this seat a move that a search just
+    found it does not have, while its work piles and Nerts pile stay as they are: its Nerts
+    top, its exposed work cards, and every card a sub-stack move would uncover."""
+    seat = state.seats[seat_no]
+    work = seat.work
+    faces = [_face(p[-1]) for p in work if p]
+    if seat.nerts_up:
+        faces.append(_face(seat.nerts_up[-1]))
+    faces.extend(
+        _face(work[k][at - 1])
+        for k, at, _ in _piles(work, state.rules.fill_from_work).stacks()
+        if at
+    )
+    return tuple(f for f in set(faces) if f < 52)
+
+
 def _add_single(
     state: GameState,
     seat_no: int,
@@ -267,7 +291,7 @@ def _add_foundation(
     if not targets:
         return best
     score = 100.0 + (30 if source == FROM_NERTS else 10 if source >= 0 else 5)
-    if level.races and (entry & 63) in _exposed_faces_of_others(state, seat_no):
+    if level.races and _shown_by_another(state, seat_no, entry & 63):
         score += 20  # someone else could take this foundation slot: go first
     card = entry & CARD_MASK
     for base, declared in targets:

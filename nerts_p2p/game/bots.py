@@ -22,7 +22,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Final
 
-from nerts_p2p.game.bot_search import bot_candidates, waste_candidates
+from nerts_p2p.game.bot_search import bot_candidates, waste_candidates, watched_faces
 from nerts_p2p.game.legal import first_card_play
 from nerts_p2p.game.moves import (
     NERTS,
@@ -80,8 +80,10 @@ class BotPlayer:
     #: The stock moves, made once: a player turns its stock about every other decision.
     _turn: Move = field(init=False, repr=False)
     _recycle: Move = field(init=False, repr=False)
-    #: (work piles, Nerts pile, foundation wants) when the last search found no move.
-    _quiet: tuple[object, object, object] | None = field(default=None, init=False, repr=False)
+    #: (work piles, Nerts pile, faces its moves wait for) after a search that found no move.
+    _quiet: tuple[object, object, tuple[int, ...]] | None = field(
+        default=None, init=False, repr=False
+    )
 
     def __post_init__(self) -> None:
         self._turn, self._recycle = Move(self.seat, TURN), Move(self.seat, RECYCLE)
@@ -101,21 +103,26 @@ class BotPlayer:
         if state.rotations != self._rotations:
             self._rotations, self._idle, self._stuck_signature = state.rotations, 0, None
         quiet = self._quiet
+        rules = state.rules
+        wants = state.wants
         if (
             quiet is not None
             and quiet[0] is seat.work
             and quiet[1] is seat.nerts_up
-            and quiet[2] is state.wants
-            and not state.rules.aces_first  # an ace on the waste would bar every other move
-            and not (level.attacks and state.rules.nerts_builds)
+            and not any(face in wants for face in quiet[2])
+            and not rules.aces_first  # an ace on the waste would bar every other move
+            and not (level.attacks and rules.nerts_builds)
         ):
-            # The last search found nothing, and since then only the waste has changed
-            # (the state's parts are immutable: the same object is the same content).
+            # The last search found nothing; since then the work piles and the Nerts pile
+            # are the same (the very same objects: state parts are immutable) and no card
+            # the search looked at is wanted by a foundation now. Only the waste is new.
             candidates, can_call = waste_candidates(state, seat_no, level), False
         else:
             candidates, can_call = bot_candidates(state, seat_no, level)
-        nothing = not candidates and not can_call
-        self._quiet = (seat.work, seat.nerts_up, state.wants) if nothing else None
+        if candidates or can_call:
+            self._quiet = None
+        elif quiet is None or quiet[0] is not seat.work or quiet[1] is not seat.nerts_up:
+            self._quiet = (seat.work, seat.nerts_up, watched_faces(state, seat_no))
         if (candidates or can_call) and not (
             level.miss_chance
             and self.rng.random() < level.miss_chance

@@ -109,7 +109,7 @@ class BotPlayer:
             quiet is not None
             and quiet[0] is seat.work
             and quiet[1] is seat.nerts_up
-            and not any(face in wants for face in quiet[2])
+            and wants.keys().isdisjoint(quiet[2])
             and not rules.aces_first  # an ace on the waste would bar every other move
             and not (level.attacks and rules.nerts_builds)
         ):

@@ -161,7 +161,7 @@ def _piles(work: tuple[tuple[int, ...], ...], from_work: bool) -> _Piles:
     key = (id(work), from_work)
     piles = _PILES.get(key)
     if piles is None or piles.work is not work:
-        if len(_PILES) > 4096:
+        if len(_PILES) > 256:
             _PILES.clear()
         piles = _PILES[key] = _Piles(work, from_work)
     return piles

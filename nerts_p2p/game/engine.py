@@ -387,10 +387,13 @@ def _apply_turn(
     turned = []
     for i in range(n):
         slot = stock[i]
-        if slot <= -2 and not move.reveals:  # a view that knows the card (the simulator's)
-            card = -slot - 2
-            seen |= 1 << (card & 63)
-            turned.append(card)
+        if not move.reveals and slot != UNKNOWN:  # the view knows the card: no claim to check
+            if slot >= 0:  # public already (a recycled stock)
+                turned.append(slot)
+            else:  # private knowledge (the owner's or the simulator's view)
+                card = -slot - 2
+                seen |= 1 << (card & 63)
+                turned.append(card)
             continue
         result = _reveal(state, seat_no, slot, move.reveals[i] if move.reveals else None, seen)
         if isinstance(result, Rejection):

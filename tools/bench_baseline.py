@@ -102,6 +102,7 @@ def baseline(commit: str = BASELINE_COMMIT) -> Iterator[Baseline | None]:
             assert ready.startswith(tmp), ready
             yield Baseline(child)
         finally:
-            if child.stdin is not None:
-                child.stdin.close()
+            for pipe in (child.stdin, child.stdout):
+                if pipe is not None:
+                    pipe.close()
             child.wait(timeout=30)

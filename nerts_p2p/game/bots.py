@@ -77,16 +77,10 @@ class BotPlayer:
     _idle: int = 0
     _stuck_signature: tuple[object, ...] | None = None
     _rotations: int = 0
-    #: The stock moves, made once: a player turns its stock about every other decision.
-    _turn: Move = field(init=False, repr=False)
-    _recycle: Move = field(init=False, repr=False)
     #: (work piles, Nerts pile, faces its moves wait for) after a search that found no move.
     _quiet: tuple[object, object, tuple[int, ...]] | None = field(
         default=None, init=False, repr=False
     )
-
-    def __post_init__(self) -> None:
-        self._turn, self._recycle = Move(self.seat, TURN), Move(self.seat, RECYCLE)
 
     def delay(self, move: Move | None) -> float:
         """Simulated seconds before this player decides again after `move`."""
@@ -164,7 +158,8 @@ class BotPlayer:
             self._stuck_signature = _signature(state)
             return Move(self.seat, STUCK)
         self._idle += 1
-        return self._turn if seat.stock else self._recycle
+        # (Built each time: a table may seat the player after it is made, see tools/mesh.py.)
+        return Move(self.seat, TURN if seat.stock else RECYCLE)
 
 
 def _signature(state: GameState) -> tuple[object, ...]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import random
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -56,6 +57,10 @@ from .session import (
 GO_DELAY = 1.5
 #: Watching bots: seconds the round's result stays up before the next round is dealt.
 WATCH_PAUSE = 6.0
+#: The share of a 60 Hz frame the window gives the practice table's peers.
+WINDOW_FRAME_BUDGET = 0.003
+#: The longest a datagram is held back past its arrival to keep a frame within its budget.
+MAX_DEFERRAL = 0.05
 #: Heartbeats between the in-process peers. Slower than on a LAN (75 ms) because this one
 #: process does the work of every peer in the frame loop; a move settles within about two
 #: intervals, which is still quick to the eye.
@@ -103,6 +108,10 @@ class PracticeTable:
     #: Round 1's deal seed per replica (index 0 is the host, us when we play): to set up a
     #: chosen deal (tests, demonstrations). Later rounds deal from the seeded randomness.
     first_deals: tuple[bytes, ...] = ()
+    #: Seconds of each `advance` that delivering datagrams may take (None: no limit). This
+    #: one process does the work of every peer; in the window, what does not fit in a
+    #: frame waits for the next (a little more latency, never a dropped frame).
+    frame_budget: float | None = None
     #: The start time on the caller's clock (the window's monotonic seconds).
     now: float = 0.0
     _notices: list[Notice] = field(default_factory=list)
@@ -207,7 +216,19 @@ class PracticeTable:
         if self.left:
             return
         self.now = max(self.now, now)
-        for target, sender, datagram in self.link.due(self.now):
+        deadline = None if self.frame_budget is None else time.perf_counter() + self.frame_budget
+        while (arrival := self.link.first_arrival()) is not None and arrival <= self.now:
+            # Past the frame's budget, only datagrams that have waited too long still go in
+            # this frame: bursts are spread over a few frames, but nothing waits for ever.
+            if (
+                deadline is not None
+                and arrival > self.now - MAX_DEFERRAL
+                and time.perf_counter() > deadline
+            ):
+                break
+            due = self.link.next_due(self.now)
+            assert due is not None
+            target, sender, datagram = due
             self.replicas[target].receive(datagram, sender, self.now)
         for replica in self.replicas:
             replica.tick(self.now)
@@ -420,7 +441,10 @@ def practice_table(
     seed: int | None = None,
     watch: bool = False,
     rules: Rules | None = None,
+    frame_budget: float | None = None,
 ) -> PracticeTable:
     rules = rules or Rules(seats=seats)
     bots = seats if watch else seats - 1
-    return PracticeTable(rules, (level,) * bots, my_name=name, seed=seed, watch=watch)
+    return PracticeTable(
+        rules, (level,) * bots, my_name=name, seed=seed, watch=watch, frame_budget=frame_budget
+    )

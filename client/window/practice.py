@@ -58,9 +58,9 @@ GO_DELAY = 1.5
 #: Watching bots: seconds the round's result stays up before the next round is dealt.
 WATCH_PAUSE = 6.0
 #: The share of a 60 Hz frame the window gives the practice table's peers.
-WINDOW_FRAME_BUDGET = 0.003
+WINDOW_FRAME_BUDGET = 0.004
 #: The longest a datagram is held back past its arrival to keep a frame within its budget.
-MAX_DEFERRAL = 0.05
+MAX_DEFERRAL = 0.1
 #: Heartbeats between the in-process peers. Slower than on a LAN (75 ms) because this one
 #: process does the work of every peer in the frame loop; a move settles within about two
 #: intervals, which is still quick to the eye.
@@ -162,6 +162,9 @@ class PracticeTable:
             self.replicas.append(replica)
         self.me_index = count - 1 if self.watch else 0
         self.link = InMemoryLink(count, self.rng)
+        # Each peer's heartbeats start at its own phase of the interval: in step, every
+        # peer's heartbeat would land on every other peer in the same frame.
+        self._ticks_from: list[float] | None = None  # set by the first `advance`
         #: replica index -> its bot (None for our own replica)
         self.bots: dict[int, BotPlayer] = {}
         bot_indexes = [i for i in range(count) if i != self.me_index]
@@ -230,8 +233,12 @@ class PracticeTable:
             assert due is not None
             target, sender, datagram = due
             self.replicas[target].receive(datagram, sender, self.now)
-        for replica in self.replicas:
-            replica.tick(self.now)
+        if self._ticks_from is None:
+            count = len(self.replicas)
+            self._ticks_from = [self.now + HEARTBEAT * i / count for i in range(count)]
+        for index, replica in enumerate(self.replicas):
+            if self.now >= self._ticks_from[index]:
+                replica.tick(self.now)
         for index in self.bots:
             self._bot_turn(index)
         for index in range(len(self.replicas)):

@@ -280,7 +280,7 @@ class TableScreen:
         )
         seconds = int(view.elapsed)
         who = (
-            "watching"
+            "watching · H keys · Q leave"
             if view.watching
             else "Space turn · N D 1-6 select · F foundation · S stuck · C Nerts · H keys"
         )
@@ -348,7 +348,8 @@ class RoundEndScreen:
         bw, bh = 220, 48
         y = height - bh - 24
         if result.match_winner is None and not view.watching:
-            out.append(("next", "Next round (Enter)", pygame.Rect(width / 2 - bw - 10, y, bw, bh)))
+            label = "Dealing..." if view.phase == LOBBY else "Next round (Enter)"
+            out.append(("next", label, pygame.Rect(width / 2 - bw - 10, y, bw, bh)))
         out.append(("leave", "Leave (Q)", pygame.Rect(width / 2 + 10, y, bw, bh)))
         return out
 

@@ -20,9 +20,10 @@ from client.window.menus import ReplayListScreen, SettingsScreen, StartScreen
 from client.window.practice import practice_table
 from client.window.replay_file import save_replay
 from client.window.replay_screen import ReplayScreen
+from client.window.round_end import RoundEndScreen
 from client.window.session import PLAYING, SCORED, RoundResult, TableView
 from client.window.settings import SEAT_COLOURS, Settings, seat_colours
-from client.window.table_screen import RoundEndScreen, TableScreen
+from client.window.table_screen import TableScreen
 from nerts_p2p.game.bots import EXPERT
 from nerts_p2p.game.cards import SUIT_OF, face_of, make_card, parse_face
 from nerts_p2p.game.rules import Rules

@@ -160,7 +160,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     elif args.what == "client":
         from client.window.bench import client_benchmarks
 
-        results = client_benchmarks(repeats=args.repeats if args.repeats != 7 else 3)
+        results = client_benchmarks(repeats=args.repeats)
     else:  # pragma: no cover - argparse limits the choices
         raise NertsError(f"unknown benchmark {args.what}")
     if args.json:
@@ -239,7 +239,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     bench = sub.add_parser("bench", help="benchmarks (medians of repeated runs)")
     bench.add_argument("what", choices=("engine", "sync", "bots", "client"))
-    bench.add_argument("--repeats", type=int, default=7, help="engine: runs per measure")
+    bench.add_argument(
+        "--repeats", type=int, default=7, help="engine, sync, client: runs per measure"
+    )
     bench.add_argument("--rounds", type=int, default=300, help="bots: rounds per pairing")
     bench.add_argument("--json", action="store_true")
     bench.set_defaults(run=_cmd_bench)

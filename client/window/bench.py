@@ -73,6 +73,8 @@ def measure_table(seats: int, *, seed: int, frames: int = FRAMES) -> dict[str, f
 
 
 def client_benchmarks(*, repeats: int = 3) -> dict[str, dict[str, float]]:
+    if repeats < 1:
+        raise ValueError(f"--repeats must be at least 1, got {repeats}")
     results: dict[str, dict[str, float]] = {}
     for seats in (4, 8):
         runs = [measure_table(seats, seed=100 + r) for r in range(repeats)]

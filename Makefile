@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: play test lint typecheck pytest install clean window-deps
+.PHONY: play test lint typecheck pytest install clean mutate window-deps
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,11 @@ pytest: $(STAMP) window-deps
 	$(PYTHON) tools/netns_run.py -- $(BIN)/pytest
 
 test: lint typecheck pytest
+
+# Mutation testing of the core modules: a campaign (tens of minutes), not part of `make test`.
+# Options go through ARGS, e.g. `make mutate ARGS="--module protocol/order.py --sample 40"`.
+mutate: $(STAMP)
+	$(BIN)/python -m tools.mutate $(ARGS)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis

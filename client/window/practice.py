@@ -402,7 +402,10 @@ class PracticeTable:
             self.next_bot[index] = due
         if self.now < due:
             return
-        bot.seat = seat
+        if bot.seat != seat:
+            # A bot is made for its seat (it prepares its moves for that seat), so a bot
+            # learns its seat from the START and is made anew; its random source goes on.
+            bot = self.bots[index] = BotPlayer(bot.level, seat, bot.rng)
         move = bot.act(rnd.state)
         if move is not None:
             replica.play(move)  # a rejection (a race lost locally) just means: think again

@@ -163,9 +163,24 @@ class TableScreen:
             drag=self.controller.drag,
         )
         self._status(surface)
+        self._nerts_ready(surface, now)
         self._announcements(surface, now)
         if self.help:
             self._help(surface)
+
+    def _nerts_ready(self, surface: pygame.Surface, now: float) -> None:
+        """Our Nerts pile is empty: the Nerts button pulses so the call is not missed."""
+        assert self.layout is not None
+        view, button = self.view, self.layout.buttons.get("nerts")
+        if view.state is None or view.my_seat is None or button is None or view.phase != PLAYING:
+            return
+        if view.state.seats[view.my_seat].nerts_count:
+            return
+        width = 3 + int(3 * abs((now * 2) % 2 - 1))
+        rect = pygame.Rect(round(button.x), round(button.y), round(button.w), round(button.h))
+        pygame.draw.rect(
+            surface, self.app.theme.settled, rect.inflate(8, 8), width, border_radius=12
+        )
 
     def handle(self, event: pygame.event.Event, now: float) -> None:
         if self.round_end is not None:

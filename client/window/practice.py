@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 
 from nerts_p2p.game.bots import BotLevel, BotPlayer
 from nerts_p2p.game.cards import card_name
-from nerts_p2p.game.engine import shown_cards
 from nerts_p2p.game.errors import NertsError, Rejection, RejectReason
 from nerts_p2p.game.moves import PLAY, Move
 from nerts_p2p.game.rules import Rules
@@ -37,7 +36,8 @@ from protocol.messages import PLAYER, SPECTATOR
 from protocol.signing import SigningKeyPair
 
 from .link import InMemoryLink
-from .replay_file import Replay, ReplayMove, ReplayResult, ReplayRound
+from .recorder import MatchRecorder
+from .replay_file import Replay
 from .session import (
     ENDED,
     LOBBY,
@@ -175,8 +175,7 @@ class PracticeTable:
         self.want_round = 1  # the round we are ready to play (we say ready at once for round 1)
         self.left = False
         self.results: list[RoundResult] = []
-        self.first_seen: dict[bytes, float] = {}
-        self._seen_ops = 0
+        self.recorder = MatchRecorder()
         self._rotations_announced = 0
         self._scored_at: float | None = None
         self._flush()
@@ -245,7 +244,7 @@ class PracticeTable:
             self._lobby(index)
         self._flush()
         self._note_rotation()
-        self._record_times()
+        self.recorder.note(self.me, self.now)
 
     def notices(self) -> list[Notice]:
         out, self._notices = self._notices, []
@@ -274,31 +273,8 @@ class PracticeTable:
 
     def replay(self) -> Replay | None:
         """Every round that has started, as our replica folded it (None before the deal)."""
-        replica = self.me
-        if not replica.rounds:
-            return None
-        rounds = []
-        for number in sorted(replica.rounds):
-            rnd = replica.rounds[number]
-            started = self.round_started_at.get(number, 0.0)
-            moves = []
-            for step in rnd.steps:
-                if step.move is None or step.in_the_air is None:
-                    continue
-                at = self.first_seen.get(step.op.hash, started) - started
-                moves.append(ReplayMove(max(0.0, at), step.move, step.in_the_air))
-            result = None
-            if rnd.final is not None:
-                result = ReplayResult(
-                    rnd.final.scores,
-                    rnd.final.totals,
-                    rnd.final.cheaters,
-                    rnd.state.ended_by or "",
-                    rnd.state.called_by,
-                )
-            shown = tuple(shown_cards(rnd.start_state, s) for s in range(rnd.rules.seats))
-            rounds.append(ReplayRound(number, shown, tuple(moves), result))
-        return Replay(self.rules, self._names(replica.current_round), tuple(rounds))
+        names = self._names(self.me.current_round)
+        return self.recorder.replay(self.me, self.rules, names, self.round_started_at)
 
     # --- the machinery -------------------------------------------------------------------
 
@@ -381,14 +357,6 @@ class PracticeTable:
                     rotations, "Everyone was stuck: every stock turns over, top card to bottom"
                 )
             )
-
-    def _record_times(self) -> None:
-        rnd = self.me.current_round
-        if rnd is None or len(rnd.log.ops) == self._seen_ops:
-            return
-        self._seen_ops = len(rnd.log.ops)
-        for op in rnd.log.ops:
-            self.first_seen.setdefault(op.hash, self.now)
 
     def _bot_turn(self, index: int) -> None:
         replica, bot = self.replicas[index], self.bots[index]

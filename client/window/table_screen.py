@@ -138,6 +138,7 @@ class TableScreen:
             self.layout = layout = table_layout(
                 width, height, seats, self.view.my_seat, self.view.rules.work_piles
             )
+            self.renderer.new_layout()
             for sl in self.layout.seats[:1] + tuple(
                 s for s in self.layout.seats if s.seat == self.view.my_seat
             ):

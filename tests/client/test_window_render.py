@@ -429,3 +429,24 @@ def test_the_nerts_button_calls_attention_when_our_pile_is_empty(headless: None)
         button = screen.layout.buttons["nerts"]
         ring = colours_in(surface, (button.x - 4, button.y + button.h / 3, 3, button.h / 3))
         assert any(near(p, NORMAL.settled, 20) for p in ring) == lit
+
+
+def test_a_resized_window_is_laid_out_anew(headless: None) -> None:
+    """Regression: after a resize every card glided from its old place to its new one."""
+    app = make_app()
+    screen = static_table(app)
+    app.frame(1.0)
+    assert screen.layout is not None
+    assert (screen.layout.width, screen.layout.height) == SIZE
+    pygame.display.set_mode((1024, 640), pygame.RESIZABLE)
+    pygame.event.post(pygame.event.Event(pygame.VIDEORESIZE, w=1024, h=640, size=(1024, 640)))
+    app.frame(1.1)
+    assert screen.layout is not None
+    assert (screen.layout.width, screen.layout.height) == (1024, 640)
+    surface = shot(app, "table-resized")
+    assert surface.get_size() == (1024, 640)
+    for place in screen.places:
+        assert place.rect.right <= 1024
+        assert place.rect.bottom <= 640
+        if place.face_up:
+            assert_card_face(surface, screen, place, NORMAL)

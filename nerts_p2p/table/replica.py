@@ -699,7 +699,7 @@ class TableReplica:
             frozenset(cheaters),
             report,
             totals,
-            match_winner(totals, rnd.rules.target),
+            match_winner(totals, rnd.rules, rnd.number),
         )
         self._events.append(rnd.final)
 

@@ -104,7 +104,7 @@ def test_a_host_who_sits_a_round_out_can_still_start_it() -> None:
     assert {first.seat, second.seat} == {0, 1}
     # And the round is played: a move goes through on every replica, the host's included.
     assert first.seat is not None
-    played = first.play(parse_move(f"{first.seat} stuck"))
+    played = first.play(parse_move(f"{first.seat} turn"))
     assert isinstance(played, Op)
     table.collect()
     table.deliver_all()
@@ -121,6 +121,9 @@ def test_a_start_that_makes_no_sense_as_a_game_is_reported_not_a_crash() -> None
         ([0, 5], rules_to_wire(rules), "seats players at [0, 5]"),
         ([0, 0], rules_to_wire(rules), "seats players at [0], but the rules have seats 0..1"),
         ([0, 1], [["seats", 2], ["wizardry", True]], "unknown rule option(s): wizardry"),
+        ([0, 1], [["seats", 2], ["match_rounds", -1]], "match_rounds must be 0 (no limit)"),
+        ([0, 1], [["seats", 2], ["fill_from_work", 0]], "fill_from_work must be bool"),
+        ([0, 1], [["seats", 2], ["seats", 2]], "the rules name an option twice"),
     ):
         table = ManualTable(rules, [seed_showing(rules, [], label=f"h{i}") for i in range(2)])
         for player in table.players:

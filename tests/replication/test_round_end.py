@@ -70,7 +70,8 @@ def test_a_move_in_the_air_counts_and_a_move_after_seeing_the_call_does_not() ->
 
 def test_all_stuck_twice_ends_the_round_as_stalemate_on_every_peer() -> None:
     rules = Rules(seats=2)
-    table = ManualTable(rules, [seed_showing(rules, [], label=f"s{i}") for i in range(2)])
+    seeds = [seed_showing(rules, [], label=f"s{i}", stuck=True) for i in range(2)]
+    table = ManualTable(rules, seeds)
     table.start_round()
     for seat in (0, 1):
         table.players[seat].play(Move(seat, "turn"))

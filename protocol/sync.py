@@ -652,6 +652,9 @@ class SyncPeer:
         for body, signature in message.heartbeats:
             try:
                 hb = decode_heartbeat(body, signature, table=self.table)
+                held = self.promises.latest.get(hb.sender)
+                if held is not None and held.body == hb.body and held.signature == hb.signature:
+                    continue  # the one we hold already (most relays are): nothing to learn
                 if not self._verify_sender(hb.sender, hb.body, hb.signature):
                     raise RemoteProtocolError(
                         DropReason.UNKNOWN_AUTHOR, "a relayed heartbeat of an unknown peer"

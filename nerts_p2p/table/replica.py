@@ -728,6 +728,7 @@ class TableReplica:
 
 
 __all__ = [
+    "END_MARKER",
     "SPECTATOR",
     "Divergence",
     "GameEvent",

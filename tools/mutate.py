@@ -76,12 +76,14 @@ TEST_SUBSETS: dict[str, tuple[str, ...]] = {
         "tests/replication/test_races.py",
     ),
     "protocol/sync.py": (
-        "tests/protocol/test_sync_rules.py",
         "tests/replication/test_pinned_behaviours.py",
+        "tests/protocol/test_sync_rules.py",
         "tests/protocol/test_hostile.py",
         "tests/replication/test_order.py",
+        "tests/replication/test_round_end.py",
     ),
     "protocol/schema.py": (
+        "tests/protocol/test_schema_words.py",
         "tests/protocol/test_schema.py",
         "tests/protocol/test_hostile.py",
     ),
@@ -358,6 +360,11 @@ def _parser() -> argparse.ArgumentParser:
         metavar="PCT",
         help="exit 1 if a module kills fewer of its non-equivalent mutants (default 95)",
     )
+    parser.add_argument(
+        "--matching",
+        metavar="TEXT",
+        help="only mutants whose 'module | line | mutation' contains TEXT (to recheck one)",
+    )
     parser.add_argument("--list", action="store_true", help="list the mutants, run nothing")
     parser.add_argument("--json", action="store_true", help="one JSON object on stdout")
     parser.add_argument("--root", type=Path, default=ROOT, help=argparse.SUPPRESS)
@@ -401,7 +408,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _usage_error(parser, f"{module} is not valid Python: {error}")
         # One generator per module: a module's sample does not depend on the others chosen.
         rng = random.Random(f"{args.seed}/{module}")
-        chosen[module] = generate_mutants(source, module, sample=args.sample, rng=rng)
+        chosen[module] = generate_mutants(
+            source, module, sample=args.sample, rng=rng, matching=args.matching
+        )
 
     if args.list:
         try:

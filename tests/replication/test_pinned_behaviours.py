@@ -307,6 +307,34 @@ def test_an_equivocated_move_counts_on_no_peer_whichever_version_it_saw() -> Non
     assert len(hashes) == 1
 
 
+def test_a_round_whose_every_player_was_expelled_is_stable_to_the_end_for_a_spectator() -> None:
+    rules = Rules(seats=2)
+    table = ManualTable(
+        rules, [seed_showing(rules, [], label=f"e{i}") for i in range(2)], spectators=1
+    )
+    table.start_round()
+    watcher = table.players[2]
+    for seat in (0, 1):
+        player = table.players[seat]
+        first = player.play(Move(seat, "turn"))
+        assert isinstance(first, Op)
+        player.outgoing()
+        second = op_body(first.kind, first.table, first.author, first.seq, first.prev,
+                         first.lamport, first.epoch, list(first.round_deps), "stuck")  # fmt: skip
+        watcher.receive(first.datagram(), seat, table.now)
+        watcher.receive(seal(player.sync.key, second), seat, table.now)
+    watcher.outgoing()
+    table.collect(only=[2])
+    expelled = [e for e in table.events[2] if isinstance(e, PeerExpelled)]
+    assert {e.author for e in expelled} == {table.players[0].me, table.players[1].me}
+    rnd = watcher.current_round
+    assert rnd is not None
+    # Nobody left in the round can author an op that sorts earlier: all of it is stable.
+    stable = [e for e in table.events[2] if isinstance(e, StableState)]
+    assert stable
+    assert stable[-1].stable_ops == len(rnd.steps)
+
+
 # --- stability and what is announced -------------------------------------------------------
 
 

@@ -76,6 +76,7 @@ TEST_SUBSETS: dict[str, tuple[str, ...]] = {
         "tests/replication/test_races.py",
     ),
     "protocol/sync.py": (
+        "tests/protocol/test_sync_pinned.py",
         "tests/replication/test_pinned_behaviours.py",
         "tests/protocol/test_sync_rules.py",
         "tests/protocol/test_hostile.py",

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
+import pytest
+
 from nerts_p2p.game.deck import deal_seat
+from nerts_p2p.game.errors import NertsError
 from nerts_p2p.game.moves import FROM_NERTS, NEW_FOUNDATION, Move
 from nerts_p2p.game.position import state_hash
 from nerts_p2p.game.rules import Rules
@@ -446,3 +449,57 @@ def test_a_late_op_sorting_before_the_nerts_call_rolls_the_round_back_across_its
         assert len(finals) == 1
         results.add((state_hash(r.state), finals[0].scores))
     assert len(results) == 1
+
+
+# --- starting a round ----------------------------------------------------------------------
+
+
+def test_only_the_host_starts_a_round_and_never_with_one_player() -> None:
+    rules = Rules(seats=3)
+    table = ManualTable(rules, [seed_showing(rules, [], label=f"o{i}") for i in range(3)])
+    host, guest, _ = table.players
+    host.ready()
+    table.collect()
+    table.deliver_all()
+    with pytest.raises(NertsError, match="a round needs at least 2 ready players"):
+        host.start()
+    guest.ready()
+    table.collect()
+    table.deliver_all()
+    with pytest.raises(NertsError, match="only the table's host starts a round"):
+        guest.start()
+    host.start()
+    table.collect()
+    table.deliver_all()
+    assert {p.seat for p in table.players[:2]} == {0, 1}
+
+
+def test_an_expelled_dealer_who_never_reveals_is_named_a_cheater_when_the_round_ends() -> None:
+    rules = Rules(seats=3, nerts_size=1)
+    seeds = [
+        seed_showing(rules, [], nerts_top="AS", label="x-caller"),
+        seed_showing(rules, [], label="x-other"),
+        seed_showing(rules, [], label="x-cheat"),
+    ]
+    table = ManualTable(rules, seeds)
+    table.start_round()
+    caller, _, cheat = table.players
+    first = cheat.play(Move(2, "turn"))
+    assert isinstance(first, Op)
+    cheat.outgoing()
+    second = op_body(first.kind, first.table, first.author, first.seq, first.prev,
+                     first.lamport, first.epoch, list(first.round_deps), "stuck")  # fmt: skip
+    caller.receive(first.datagram(), 2, table.now)
+    caller.receive(seal(cheat.sync.key, second), 2, table.now)
+    rnd = caller.current_round
+    assert rnd is not None
+    caller.play(Move(0, "play", rnd.state.seats[0].nerts_up[-1], FROM_NERTS, "f", NEW_FOUNDATION))
+    caller.play(Move(0, "nerts"))
+    _settle_without(table, silent=2, seconds=2.0)
+    finals = [[e for e in table.events[i] if isinstance(e, RoundFinal)] for i in (0, 1)]
+    assert [len(f) for f in finals] == [1, 1]
+    for (final,) in finals:
+        assert final.cheaters == frozenset({2})
+        assert final.scores[2].score <= 0
+        assert final.scores[0].score == 1  # its ace; the caller's bonus is 0 by default
+    assert finals[0] == finals[1]

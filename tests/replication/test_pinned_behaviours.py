@@ -201,7 +201,7 @@ def test_who_wins_an_exact_tie_depends_on_the_deals_not_only_on_the_keys() -> No
 
 def test_a_peer_expelled_in_the_lobby_stays_out_of_the_next_round() -> None:
     rules = Rules(seats=3)
-    seeds = [seed_showing(rules, [], label=f"x{i}") for i in range(3)]
+    seeds = [seed_showing(rules, [], label=f"x{i}", stuck=True) for i in range(3)]
     table = ManualTable(rules, seeds)
     host, _, cheat = table.players
     table_id = host.sync.table
@@ -349,7 +349,9 @@ def _stable_events(table: ManualTable, i: int) -> list[tuple[int, int, str]]:
 
 def test_stability_waits_for_every_player_and_the_final_state_is_announced_stable() -> None:
     rules = Rules(seats=2)
-    table = ManualTable(rules, [seed_showing(rules, [], label=f"s{i}") for i in range(2)])
+    table = ManualTable(
+        rules, [seed_showing(rules, [], label=f"s{i}", stuck=True) for i in range(2)]
+    )
     table.start_round()
     table.players[0].play(Move(0, "turn"))
     table.collect()

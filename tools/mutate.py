@@ -57,6 +57,7 @@ TEST_SUBSETS: dict[str, tuple[str, ...]] = {
     ),
     "nerts_p2p/game/scoring.py": (
         "tests/engine/test_scoring_boundaries.py",
+        "tests/engine/test_variants.py",
         "tests/engine/test_rules_scenarios.py",
         "tests/engine/test_simulation.py",
     ),

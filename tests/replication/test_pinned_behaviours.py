@@ -319,6 +319,8 @@ def test_a_round_whose_every_player_was_expelled_is_stable_to_the_end_for_a_spec
     )
     table.start_round()
     watcher = table.players[2]
+    for _ in range(3):  # seat 0's op sorts after seat 1's: seat 1 alone holds it back
+        table.players[0].sync.clock.tick()
     for seat in (0, 1):
         player = table.players[seat]
         first = player.play(Move(seat, "turn"))
@@ -334,10 +336,11 @@ def test_a_round_whose_every_player_was_expelled_is_stable_to_the_end_for_a_spec
     assert {e.author for e in expelled} == {table.players[0].me, table.players[1].me}
     rnd = watcher.current_round
     assert rnd is not None
-    # Nobody left in the round can author an op that sorts earlier: all of it is stable.
+    # Nobody left in the round can author an op that sorts earlier: all of it is stable,
+    # seat 0's op included (stable only once seat 1, the last one left, was expelled too).
     stable = [e for e in table.events[2] if isinstance(e, StableState)]
     assert stable
-    assert stable[-1].stable_ops == len(rnd.steps)
+    assert stable[-1].stable_ops == len(rnd.steps) == 3
 
 
 # --- stability and what is announced -------------------------------------------------------

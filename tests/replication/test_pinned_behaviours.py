@@ -473,7 +473,7 @@ def test_only_the_host_starts_a_round_and_never_with_one_player() -> None:
     guest.ready()
     table.collect()
     table.deliver_all()
-    with pytest.raises(NertsError, match="only the table's host starts a round"):
+    with pytest.raises(NertsError, match=r"^only the table's host starts a round$"):
         guest.start()
     host.start()
     table.collect()

@@ -294,3 +294,18 @@ def test_an_unfixed_joker_cannot_slide_under_and_is_told_why() -> None:
         rules="jokers=1;slide_under=true",
     )
     assert "joker without a fixed identity" in rejected(state, "0 X1 d-u0").message
+
+
+def test_a_player_knows_its_own_face_down_cards_from_its_seed_and_only_those() -> None:
+    rules = Rules(seats=3)
+    seeds = [seat_seed(6, 1, s) for s in range(3)]
+    shown = [list(shown_cards(omniscient_start(rules, seeds), s)) for s in range(3)]
+    for own in (0, 1, 2):
+        view = public_start(rules, shown, own_seat=own, own_seed=seeds[own])
+        for seat_no, s in enumerate(view.seats):
+            known = [slot != UNKNOWN for slot in (*s.nerts_hidden, *s.stock)]
+            assert all(known) if seat_no == own else not any(known)
+            assert shown_cards(view, seat_no) == tuple(shown[seat_no])
+        other = seeds[(own + 1) % 3]
+        with pytest.raises(NertsError, match=f"seat {own}'s seed does not deal the cards it shows"):
+            public_start(rules, shown, own_seat=own, own_seed=other)

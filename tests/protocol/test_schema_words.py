@@ -50,3 +50,14 @@ def test_a_tagged_error_names_the_kinds_it_knows() -> None:
 def test_a_bin_error_names_its_length_bounds() -> None:
     assert _words(Bin(min=2), b"a") == "body: expected bin of at least 2 bytes, got 1 bytes"
     assert _words(Bin(exact=2), b"abc") == "body: expected bin of exactly 2 bytes, got 3 bytes"
+
+
+def test_an_error_names_the_wire_type_that_came() -> None:
+    assert _words(Int(0, 1), None) == "body: expected int 0..1, got nil"
+    assert _words(Int(0, 1), 0.5) == "body: expected int 0..1, got float"
+    assert _words(Int(0, 1), {"a": 1}) == "body: expected int 0..1, got map"
+
+
+def test_a_tuple_error_names_its_exact_length() -> None:
+    spec = Tuple(Int(0, 1), Int(0, 1))
+    assert _words(spec, [1]) == "body: expected array of exactly 2 items, got 1 items"

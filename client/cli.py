@@ -157,6 +157,16 @@ def _cmd_bench(args: argparse.Namespace) -> int:
                 f"mean margin {r['mean_margin']:+6.1f} points  ({int(r['rounds'])} rounds)"
             )
         return 0
+    elif args.what == "blind":
+        from tools.blind import blind_benchmarks
+
+        blind = blind_benchmarks(rounds=args.pairs)
+        if args.json:
+            print(json.dumps(blind, indent=2))
+            return 0
+        for name, value in blind.items():
+            print(f"{name:28s} {value}")
+        return 0
     elif args.what == "client":
         from client.window.bench import client_benchmarks
 
@@ -238,9 +248,12 @@ def build_parser() -> argparse.ArgumentParser:
     pos.set_defaults(run=_cmd_position)
 
     bench = sub.add_parser("bench", help="benchmarks (medians of repeated runs)")
-    bench.add_argument("what", choices=("engine", "sync", "bots", "client"))
+    bench.add_argument("what", choices=("engine", "sync", "bots", "client", "blind"))
     bench.add_argument("--repeats", type=int, default=7, help="engine: runs per measure")
     bench.add_argument("--rounds", type=int, default=300, help="bots: rounds per pairing")
+    bench.add_argument(
+        "--pairs", type=int, default=3, help="blind: paired rounds (honest, then blind)"
+    )
     bench.add_argument("--json", action="store_true")
     bench.set_defaults(run=_cmd_bench)
 

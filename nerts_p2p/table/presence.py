@@ -35,6 +35,7 @@ from protocol.signing import SigningKeyPair
 SILENCE_BOUND: Final = 10.0
 ACK_BOUND: Final = 3.0
 LAG_WARN: Final = 1.0
+PRESENCE_CHECK: Final = 0.25  # seconds between looks at the acknowledgments
 
 
 def seal_escrow(key: SigningKeyPair, secret: bytes, box_nonce: bytes) -> bytes:
@@ -64,6 +65,7 @@ class Presence:
     """One peer's record of the others' signs of life in the current round."""
 
     round: int = 0  # the round the acknowledgment records are about
+    next_check: float = 0.0
     began: dict[int, float] = field(default_factory=dict)  # round -> when it began here
     voted: dict[tuple[int, bytes], int] = field(default_factory=dict)  # (round, target) -> held
     acks: dict[bytes, VersionVector] = field(default_factory=dict)  # latest heartbeat vectors
@@ -131,6 +133,7 @@ def _covers(vector: VersionVector, wanted: VersionVector) -> bool:
 __all__ = [
     "ACK_BOUND",
     "LAG_WARN",
+    "PRESENCE_CHECK",
     "SILENCE_BOUND",
     "AckRequirement",
     "Presence",

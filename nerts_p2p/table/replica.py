@@ -47,7 +47,7 @@ from protocol.sync import (
     SyncPeer,
 )
 
-from .presence import LAG_WARN, Presence, open_escrow, seal_escrow
+from .presence import LAG_WARN, PRESENCE_CHECK, Presence, open_escrow, seal_escrow
 
 COMMIT_DOMAIN = b"nerts-p2p/deal\0"
 
@@ -783,7 +783,9 @@ class TableReplica:
         if presence.round != rnd.number:
             presence.reset(rnd.number)
         presence.round_seen(rnd.number, now)
-        if rnd.final is None:
+        if rnd.final is None and now >= presence.next_check:
+            # Four looks a second are plenty for bounds of seconds, and cheap.
+            presence.next_check = now + PRESENCE_CHECK
             vectors = dict(self.sync.acks)
             vectors[self.me] = VersionVector(self.sync.vector())
             presence.update(log, vectors, now)

@@ -181,7 +181,8 @@ def _tie_winner(seeds: list[bytes]) -> int:
         moves = [s.move for s in rnd.steps if s.move is not None]
         assert len(moves) == 2
         assert moves[0].seat != moves[1].seat
-        assert rnd.steps[1].op.lamport == rnd.steps[2].op.lamport, "an exact tie"
+        played = [s.op for s in rnd.steps if s.move is not None]
+        assert played[0].lamport == played[1].lamport, "an exact tie"
         orders.add(moves[0].seat)
     assert len(orders) == 1, "every peer orders the tie alike"
     return orders.pop()

@@ -12,6 +12,7 @@ from itertools import permutations
 from nerts_p2p.game.errors import Rejection
 from nerts_p2p.game.moves import Move
 from nerts_p2p.game.rules import Rules
+from protocol.messages import Kind
 from protocol.order import nonce_commitment, nonce_mix, round_mix, tie_coin
 from protocol.signing import SigningKeyPair
 from tests.replication.table_helpers import ManualTable, seed_showing
@@ -125,3 +126,29 @@ def test_no_move_is_played_before_every_mix_nonce_has_arrived() -> None:
     table.deliver_all()
     assert not isinstance(host.play(Move(0, "turn")), Rejection)
     assert other.current_round is not None
+
+
+def test_a_move_whose_author_had_not_every_nonce_is_rejected_by_every_fold() -> None:
+    rules = Rules(seats=2)
+    table = ManualTable(rules, [seed_showing(rules, [], label=f"m{i}") for i in range(2)])
+    host, other = table.players
+    for replica in table.players:
+        replica.ready()
+    table.collect()
+    table.deliver_all()
+    host.start()
+    for _, datagram in host.outgoing():  # START and the host's MIX reach the other player,
+        other.receive(datagram, 0, 0.0)  # whose own MIX is not sent yet
+    # A modified host moves before the other's nonce reached it (its client would wait).
+    host.sync.author(Kind.MOVE, 1, "turn")
+    host._after_sync()
+    table.collect()
+    table.deliver_all()
+    table.settle(0.5)
+    for replica in table.players:
+        rnd = replica.current_round
+        assert rnd is not None
+        steps = [s for s in rnd.steps if s.op.kind == Kind.MOVE]
+        assert len(steps) == 1
+        assert not steps[0].applied
+        assert "mix nonce" in steps[0].reason

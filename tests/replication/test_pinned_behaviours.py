@@ -211,9 +211,12 @@ def test_a_peer_expelled_in_the_lobby_stays_out_of_the_next_round() -> None:
     # same cards under two different commitments).
     deal = deal_seat(rules, 0, seeds[2])
     shown = [deal.nerts[-1] & 63, *(c & 63 for c in deal.work)]
-    one = cheat.sync.author(Kind.READY, 0, [1, deal_commitment(b"\1" * 32, b"\2" * 16), shown])
+    extra = [bytes(32), bytes(104)]  # mix nonce commitment and escrow: not what is judged here
+    one = cheat.sync.author(
+        Kind.READY, 0, [1, deal_commitment(b"\1" * 32, b"\2" * 16), shown, *extra]
+    )
     deps = [list(d) for d in one.lobby_deps]
-    other = [1, deal_commitment(b"\3" * 32, b"\4" * 16), shown]
+    other = [1, deal_commitment(b"\3" * 32, b"\4" * 16), shown, *extra]
     two = op_body(one.kind, table_id, one.author, one.seq, one.prev, one.lamport, 0,
                   deps, other)  # fmt: skip
     cheat.outgoing()

@@ -120,7 +120,9 @@ def _race_record(mesh: PeerMesh, peer: int) -> tuple[int, int]:
 def blind_benchmarks(rounds: int = 10, staleness: float = ACK_BOUND * 0.8) -> dict[str, Any]:
     """Paired 4-seat rounds: seat of peer 1 honest, then blind (same seeds)."""
     peer = 1
-    honest_share, blind_share, score_gain, departed = [], [], [], 0
+    races = {"honest": [0, 0], "blind": [0, 0]}  # [won, lost] by the seat, over all pairs
+    score_gain: list[int] = []
+    departed = 0
     for seed in range(rounds):
         outcome = []
         for blind in (False, True):
@@ -136,17 +138,16 @@ def blind_benchmarks(rounds: int = 10, staleness: float = ACK_BOUND * 0.8) -> di
             outcome.append((won, lost, final.scores[seat].score, seat in final.departed))
         if len(outcome) < 2:
             continue
-        (hw, hl, hs, _), (bw, bl, bs, gone) = outcome
-        departed += gone
-        honest_share.append(hw / (hw + hl) if hw + hl else 0.5)
-        blind_share.append(bw / (bw + bl) if bw + bl else 0.5)
-        score_gain.append(bs - hs)
+        for name, (won, lost, _, _) in zip(("honest", "blind"), outcome, strict=True):
+            races[name][0] += won
+            races[name][1] += lost
+        departed += outcome[1][3]
+        score_gain.append(outcome[1][2] - outcome[0][2])
     return {
-        "pairs": len(blind_share),
+        "pairs": len(score_gain),
         "staleness_s": staleness,
-        "race_share_honest_median": statistics.median(honest_share) if honest_share else None,
-        "race_share_blind_median": statistics.median(blind_share) if blind_share else None,
-        "race_share_blind_min_max": [min(blind_share), max(blind_share)] if blind_share else None,
+        "races_won_lost_honest": races["honest"],
+        "races_won_lost_blind": races["blind"],
         "score_gain_median": statistics.median(score_gain) if score_gain else None,
         "score_gain_min_max": [min(score_gain), max(score_gain)] if score_gain else None,
         "blind_seat_voted_out": departed,

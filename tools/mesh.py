@@ -217,6 +217,7 @@ class PeerMesh:
         if peer in self.vanished:
             if kind != "deliver":
                 self._schedule(self.now + self.heartbeat, kind, peer, None)
+            self._progress[peer] = (-1, self.now)  # gone is not stalled
             return True
         wake = self.faults.paused_until(peer, self.now)
         if wake is not None:
@@ -382,6 +383,7 @@ class PeerMesh:
             replica.request_table(self.replicas[0].me, ask, self.now)
         self.replicas[peer] = replica
         self.vanished.discard(peer)
+        self._progress[peer] = (-1, self.now)
         self._flush(peer)
         return replica
 

@@ -26,7 +26,7 @@ from typing import Any
 from nerts_p2p.game.audit import AuditReport, audit_round
 from nerts_p2p.game.cards import make_card
 from nerts_p2p.game.deck import SALT_BYTES, SEED_BYTES, deal_seat
-from nerts_p2p.game.engine import apply, complete, public_start, shown_cards
+from nerts_p2p.game.engine import apply, complete, declare_gone, public_start, shown_cards
 from nerts_p2p.game.errors import NertsError, NotationError, Rejection, RejectReason
 from nerts_p2p.game.moves import TO_FOUNDATION, Move, move_text, parse_move
 from nerts_p2p.game.position import state_digest, state_hash
@@ -172,8 +172,9 @@ class FoldStep:
     #: After the round's end: True if the move counted as in the air, None if its author had
     #: already seen the end (so it is out of the round, and out of the audit's replay too).
     in_the_air: bool | None = False
-    #: "stuck" said for departed seats right after this op (the audit replays them too)
-    departed_stuck: tuple[Move, ...] = ()
+    #: departed seats declared gone (stuck for good) right after this op; the audit
+    #: replays them too
+    departed_stuck: tuple[int, ...] = ()
 
 
 @dataclass
@@ -277,11 +278,8 @@ class ReplicatedRound:
             return state
         for seat in sorted(self.departed_seats(key)):
             if not state.seats[seat].stuck and state.ended_by is None:
-                stuck = parse_move(f"{seat} stuck")
-                result = apply(state, stuck)
-                if not isinstance(result, Rejection):
-                    state = result
-                    step.departed_stuck += (stuck,)
+                state = declare_gone(state, seat)
+                step.departed_stuck += (seat,)
         return state
 
     def _apply(self, state: GameState, op: Op, move: Move, step: FoldStep) -> GameState | Rejection:
@@ -305,13 +303,13 @@ class ReplicatedRound:
     def end_is_stable(self) -> bool:
         return self.end_position is not None and self.end_position < self.log.stable_count()
 
-    def moves_in_fold_order(self) -> list[tuple[Move, bool]]:
+    def moves_in_fold_order(self) -> list[tuple[Move, bool] | int]:
         """Every parsed move with its in-the-air flag, for the audit."""
-        out: list[tuple[Move, bool]] = []
+        out: list[tuple[Move, bool] | int] = []
         for step in self.steps:
             if step.move is not None and step.in_the_air is not None:
                 out.append((step.move, step.in_the_air))
-            out.extend((stuck, False) for stuck in step.departed_stuck)
+            out.extend(step.departed_stuck)
         return out
 
 
@@ -536,7 +534,10 @@ class TableReplica:
             return Rejection(RejectReason.NO_SUCH_SEAT, "you have no seat in this round")
         if not self.can_author:
             return Rejection(RejectReason.MISSING_REVEAL, "restarting: waiting for our own ops")
-        if any(p not in rnd.log.nonces and p not in rnd.log.excluded for p in rnd.log.participants):
+        if any(
+            p not in rnd.log.nonces and rnd.log.owes_nonce(p, (2**62, b""))
+            for p in rnd.log.participants
+        ):
             return Rejection(
                 RejectReason.MISSING_REVEAL, "waiting for every player's mix nonce to arrive"
             )

@@ -38,22 +38,28 @@ def agreed_set(
     votes: Mapping[bytes, Mapping[bytes, int]],
 ) -> frozenset[bytes]:
     """The largest set of live participants that every other live participant has voted
-    against, if the rest keep the quorum (see the module doc); empty if there is none."""
-    alive = set(live)
-    dropped = {t for voter in alive for t in votes.get(voter, {}) if t in alive}
-    changed = True
-    while changed and dropped:
-        changed = False
-        for voter in sorted(alive - dropped):
-            unvoted = dropped - set(votes.get(voter, {}))
-            if unvoted:
-                # This voter still hears them: they stay, and must then vote like the rest.
-                dropped -= unvoted
-                changed = True
-    remaining = alive - dropped
-    if not dropped or not has_quorum(participants, remaining):
-        return frozenset()
-    return frozenset(dropped)
+    against, if the rest keep the quorum (see the module doc); empty if there is none.
+
+    For each live participant as an anchor, the smallest group of stayers around it: who
+    stays must have voted against everyone who goes, so anyone a stayer has not voted
+    against stays too. (Two halves voting each other out give two such groups; the quorum
+    lets at most one of them go ahead.)"""
+    alive = sorted(set(live))
+    best: frozenset[bytes] = frozenset()
+    for anchor in alive:
+        stay = {anchor}
+        changed = True
+        while changed:
+            changed = False
+            for voter in sorted(stay):
+                kept = {p for p in alive if p not in stay and p not in votes.get(voter, {})}
+                if kept:
+                    stay |= kept
+                    changed = True
+        gone = frozenset(alive) - stay
+        if gone and has_quorum(participants, stay) and len(gone) > len(best):
+            best = gone
+    return best
 
 
 def has_quorum(participants: Sequence[bytes], remaining: set[bytes]) -> bool:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.table.presence import SILENCE_BOUND
 from nerts_p2p.table.replica import PeerExpelled, RoundFinal, SeatDeparted
+from protocol.departure import agreed_set
 from tools.mesh import Faults, PeerMesh
 
 
@@ -116,3 +117,15 @@ def test_a_departed_player_who_comes_back_plays_the_next_round() -> None:
     final2 = _finals_agree(mesh, [0, 1, 2], 2)
     assert mesh.replicas[2].me in mesh.replicas[0].sync.epochs[2].participants
     assert final2.departed == frozenset()
+
+
+def test_two_halves_voting_each_other_out_agree_on_the_half_with_the_first_participant() -> None:
+    a, b, c, d = (bytes([i]) * 8 for i in range(4))
+    votes = {a: {c: 1, d: 1}, b: {c: 1, d: 1}, c: {a: 1, b: 1}, d: {a: 1, b: 1}}
+    assert agreed_set([a, b, c, d], [a, b, c, d], votes) == {c, d}
+    assert agreed_set([c, d, a, b], [a, b, c, d], votes) == {a, b}
+    # One against three: the three drop it; the one alone drops nobody.
+    assert agreed_set([a, b, c, d], [a, b, c, d], {a: {d: 1}, b: {d: 1}, c: {d: 1}}) == {d}
+    assert agreed_set([a, b, c, d], [a, b, c, d], {d: {a: 1, b: 1, c: 1}}) == frozenset()
+    # A voter that still hears someone keeps it in: no agreement without it.
+    assert agreed_set([a, b, c, d], [a, b, c, d], {a: {d: 1}, b: {d: 1}}) == frozenset()

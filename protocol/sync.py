@@ -124,6 +124,11 @@ class Quarantine:
     hold: float
     since: float | None = None  # when the first heartbeat of another member arrived
     wanted: int = 0  # the highest seq of ours any heartbeat named
+    #: Our own latest heartbeat as relayed back to us (EVIDENCE): what we had promised. A
+    #: peer that had ops here must see it, and hold every op its vector named, before it
+    #: signs again (else its next op could break that promise).
+    own_seen: bool = False
+    promised: dict[bytes, int] | None = None
 
 
 def fair_take(runs: Sequence[Sequence[Op]], budget: int) -> list[Op]:
@@ -776,6 +781,8 @@ class SyncPeer:
             and q.since is not None
             and now - q.since >= q.hold
             and self.delivered(self.me) >= q.wanted
+            and (q.wanted == 0 or q.own_seen)
+            and all(self.delivered(a) >= n for a, n in (q.promised or {}).items())
         ):
             self.quarantined = None
 
@@ -835,6 +842,11 @@ class SyncPeer:
     def _sign_of_life(self, hb: Heartbeat, vector: VersionVector, now: float) -> None:
         """A heartbeat newer than any we had of its sender (direct or relayed: relays
         repeat old ones) shows it alive now, acknowledging `vector` (departures, 13)."""
+        q = self.quarantined
+        if q is not None and hb.sender == self.me:
+            q.own_seen = True
+            q.promised = {a: max(n, (q.promised or {}).get(a, 0)) for a, n in vector.items()}
+            self.clock.observe(hb.lamport)
         if hb.lamport <= self._latest_hb.get(hb.sender, -1):
             return
         self._latest_hb[hb.sender] = hb.lamport
@@ -893,6 +905,10 @@ class SyncPeer:
     def tick(self, now: float) -> None:
         """Send a heartbeat when one is due."""
         self._release_quarantine(now)
+        if self.quarantined is not None:
+            # A heartbeat is a promise about our next op; a restarted peer does not know its
+            # own chain yet, so it promises nothing (it only asks).
+            return
         if now < self._next_heartbeat:
             return
         self._next_heartbeat = now + self.heartbeat_interval

@@ -97,8 +97,8 @@ class Presence:
         by now."""
         live = [p for p in log.participants if p not in log.excluded]
         self.acks = {p: vectors[p] for p in live if p in vectors}
-        if len(self.acks) < len(live):
-            return  # not heard from everyone yet: nothing to ask of anyone
+        if len(self.acks) < len(live) or len(live) < 2:
+            return  # not heard from everyone yet (or nobody left to compare): ask nothing
         for p in live:
             req = self.required.get(p)
             if req is not None and not _covers(self.acks[p], req.wanted):

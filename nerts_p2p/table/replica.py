@@ -405,11 +405,14 @@ class TableReplica:
         randomness: Callable[[int], bytes],
         heartbeat_interval: float = 0.075,
         complete: bool = True,
+        clock: int = 0,
     ) -> TableReplica:
         """A replica rebuilt from the op datagrams a node's store kept (its own ops and any
         others, in any order). Our deal seeds and mix nonces come back from the escrow in
         our own READYs, so the store need not keep secrets. `complete=False` when the
-        store may have lost our latest ops (then we wait as a restart does)."""
+        store may have lost our latest ops (then we wait as a restart does). `clock`: the
+        last Lamport time the store saw us use (heartbeats promise it, so our next op must
+        be stamped above it)."""
         replica = cls.joining(
             key,
             table,
@@ -420,6 +423,7 @@ class TableReplica:
             restarting=not complete,
         )
         replica.sync.load(list(stored_ops))
+        replica.sync.clock.observe(clock)
         replica._after_sync()
         return replica
 

@@ -517,8 +517,11 @@ class TableReplica:
         """(Host) start the next round with every player who is ready for it."""
         rules = self.rules
         number = (max(self.rounds) if self.rounds else 0) + 1
-        if rules is None or self.sync.starter(number) != self.me:
-            raise NertsError("only the table's host (or its successor) starts a round")
+        starter = self.sync.starter(number)
+        if rules is None or starter != self.me:
+            if starter != self.sync.host:
+                raise NertsError("only the departed host's successor starts this round")
+            raise NertsError("only the table's host starts a round")
         if self.rounds and self.rounds[number - 1].final is None:
             raise NertsError(f"round {number - 1} is not final yet")
         per_seat = 2 if rules.partnerships else 1

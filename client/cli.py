@@ -215,7 +215,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     elif args.what == "client":
         from client.window.bench import client_benchmarks
 
-        results = client_benchmarks(repeats=args.repeats if args.repeats != 7 else 3)
+        results = client_benchmarks(repeats=args.repeats)
     else:  # pragma: no cover - argparse limits the choices
         raise NertsError(f"unknown benchmark {args.what}")
     if args.json:
@@ -303,7 +303,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--repeats",
         type=whole_number(1, 1000),
         default=7,
-        help="engine, sync: runs per measure (1..1000)",
+        help="engine, sync, client: runs per measure (1..1000)",
     )
     bench.add_argument(
         "--rounds",
@@ -345,7 +345,9 @@ def build_parser() -> argparse.ArgumentParser:
     window.add_argument("--players", type=int, default=4, help="seats, you included (2-8)")
     window.add_argument("--level", default="casual", help="bot level: novice, casual or expert")
     window.add_argument("--seed", type=int, default=None, help="deal the same game again")
-    window.add_argument("--frames", type=int, default=None, help=argparse.SUPPRESS)
+    window.add_argument(
+        "--frames", type=whole_number(1, 10**9), default=None, help=argparse.SUPPRESS
+    )
     window.set_defaults(run=_cmd_window)
     return parser
 

@@ -354,9 +354,9 @@ def _stable_events(table: ManualTable, i: int) -> list[tuple[int, int, str]]:
 
 def test_stability_waits_for_every_player_and_the_final_state_is_announced_stable() -> None:
     rules = Rules(seats=2)
-    table = ManualTable(
-        rules, [seed_showing(rules, [], label=f"s{i}", stuck=True) for i in range(2)]
-    )
+    # Deals with no card to play: "stuck" is refused while a seat can play.
+    seeds = [seed_showing(rules, [], label=f"s{i}", stuck=True) for i in range(2)]
+    table = ManualTable(rules, seeds)
     table.start_round()
     table.players[0].play(Move(0, "turn"))
     table.collect()

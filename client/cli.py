@@ -212,6 +212,16 @@ def _cmd_bench(args: argparse.Namespace) -> int:
                 f"mean margin {r['mean_margin']:+6.1f} points  ({int(r['rounds'])} rounds)"
             )
         return 0
+    elif args.what == "blind":
+        from tools.blind import blind_benchmarks
+
+        blind = blind_benchmarks(rounds=args.pairs)
+        if args.json:
+            print(json.dumps(blind, indent=2))
+            return 0
+        for name, value in blind.items():
+            print(f"{name:28s} {value}")
+        return 0
     elif args.what == "client":
         from client.window.bench import client_benchmarks
 
@@ -298,7 +308,7 @@ def build_parser() -> argparse.ArgumentParser:
     pos.set_defaults(run=_cmd_position)
 
     bench = sub.add_parser("bench", help="benchmarks (medians of repeated runs)")
-    bench.add_argument("what", choices=("engine", "sync", "bots", "client"))
+    bench.add_argument("what", choices=("engine", "sync", "bots", "client", "blind"))
     bench.add_argument(
         "--repeats",
         type=whole_number(1, 1000),
@@ -310,6 +320,12 @@ def build_parser() -> argparse.ArgumentParser:
         type=whole_number(1, 100_000),
         default=300,
         help="bots: rounds per pairing (1..100000)",
+    )
+    bench.add_argument(
+        "--pairs",
+        type=whole_number(1, 1000),
+        default=3,
+        help="blind: paired rounds, one seat honest then blind (1..1000)",
     )
     bench.add_argument("--json", action="store_true")
     bench.set_defaults(run=_cmd_bench)

@@ -566,6 +566,16 @@ def _apply_play(
     return after
 
 
+def declare_gone(state: GameState, seat_no: int) -> GameState:
+    """A seat all of whose players have left the round by agreement (PROTOCOL.md 13) is
+    frozen as it lies and counts as stuck whatever it could still play, so the others can
+    still end the round by all being stuck. (Added for the replicated table.)"""
+    seat = state.seats[seat_no]
+    if seat.stuck or state.ended_by is not None:
+        return state
+    return _all_stuck_check(_with_seat(state, seat_no, seat._replace(stuck=True)))
+
+
 def _all_stuck_check(state: GameState) -> GameState:
     if not all(s.stuck for s in state.seats):
         return state

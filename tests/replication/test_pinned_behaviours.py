@@ -186,7 +186,8 @@ def _tie_winner(seeds: list[bytes]) -> int:
         moves = [s.move for s in rnd.steps if s.move is not None]
         assert len(moves) == 2
         assert moves[0].seat != moves[1].seat
-        assert rnd.steps[1].op.lamport == rnd.steps[2].op.lamport, "an exact tie"
+        played = [s.op for s in rnd.steps if s.move is not None]
+        assert played[0].lamport == played[1].lamport, "an exact tie"
         orders.add(moves[0].seat)
     assert len(orders) == 1, "every peer orders the tie alike"
     return orders.pop()
@@ -215,9 +216,12 @@ def test_a_peer_expelled_in_the_lobby_stays_out_of_the_next_round() -> None:
     # same cards under two different commitments).
     deal = deal_seat(rules, 0, seeds[2])
     shown = [deal.nerts[-1] & 63, *(c & 63 for c in deal.work)]
-    one = cheat.sync.author(Kind.READY, 0, [1, deal_commitment(b"\1" * 32, b"\2" * 16), shown])
+    extra = [bytes(32), bytes(104)]  # mix nonce commitment and escrow: not what is judged here
+    one = cheat.sync.author(
+        Kind.READY, 0, [1, deal_commitment(b"\1" * 32, b"\2" * 16), shown, *extra]
+    )
     deps = [list(d) for d in one.lobby_deps]
-    other = [1, deal_commitment(b"\3" * 32, b"\4" * 16), shown]
+    other = [1, deal_commitment(b"\3" * 32, b"\4" * 16), shown, *extra]
     two = op_body(one.kind, table_id, one.author, one.seq, one.prev, one.lamport, 0,
                   deps, other)  # fmt: skip
     cheat.outgoing()

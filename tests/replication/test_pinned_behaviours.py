@@ -381,10 +381,10 @@ def test_stability_waits_for_every_player_and_the_final_state_is_announced_stabl
     for i, player in enumerate(table.players):
         rnd = player.current_round
         assert rnd is not None
-        number, ops, announced = _stable_events(table, i)[-1]
+        number, ops, last_hash = _stable_events(table, i)[-1]
         assert number == 1
         assert ops >= after_turn(player)
-        assert announced == state_hash(rnd.states[ops])
+        assert last_hash == state_hash(rnd.states[ops])
     # Stuck, stuck, all rotate; stuck, stuck: a stalemate. Then reveals, audit, final.
     for _ in range(2):
         for seat in (0, 1):

@@ -22,6 +22,7 @@ LOBBY_POLL = 0.05
 #: After this long without our JOIN delivered, ask again (the first one may have been lost
 #: before we knew anyone's address; the replica refuses a second JOIN once we are in).
 JOIN_RETRY = 2.0
+INTENT_RETRY = 1.0
 
 
 @dataclass
@@ -33,15 +34,21 @@ class Autopilot:
     max_rounds: int | None = None
     #: Bot delays are multiplied by this (1.0: human pace; small: as fast as it can).
     pace: float = 1.0
-    _asked: set[object] = field(default_factory=set)
+    _asked: dict[tuple[str, int], float] = field(default_factory=dict)
     _join_asked_at: float = -1e9
 
     def match_over(self) -> bool:
-        rounds = self.node.replica.rounds
-        if not rounds:
+        """The match is over here: a seat won, we played our `max_rounds`, or the host
+        left the table after its last round (its LEAVE says the match ended for it)."""
+        replica = self.node.replica
+        rounds = replica.rounds
+        last = rounds[max(rounds)] if rounds else None
+        if last is not None and last.final is None:
             return False
-        last = rounds[max(rounds)]
-        if last.final is None:
+        host = replica.sync.members.get(replica.sync.host or b"")
+        if host is not None and host.left:
+            return True
+        if last is None or last.final is None:
             return False
         return last.final.match_winner is not None or (
             self.max_rounds is not None and last.number >= self.max_rounds
@@ -73,13 +80,24 @@ class Autopilot:
         upcoming = last + 1
         if self.max_rounds is not None and upcoming > self.max_rounds:
             return LOBBY_POLL
-        if upcoming not in replica.my_secrets and ("ready", upcoming) not in self._asked:
-            self._asked.add(("ready", upcoming))
+        if upcoming not in replica.my_secrets and self._due(("ready", upcoming), now):
             self.node.submit(Ready())
-        if self.is_host and ("start", upcoming) not in self._asked and self._all_ready(upcoming):
-            self._asked.add(("start", upcoming))
+        if (
+            self.is_host
+            and upcoming not in rounds
+            and self._all_ready(upcoming)
+            and self._due(("start", upcoming), now)
+        ):
             self.node.submit(Start())
         return LOBBY_POLL
+
+    def _due(self, what: tuple[str, int], now: float) -> bool:
+        """Ask once, and again after INTENT_RETRY if it has not happened (the replica may
+        have refused it, for example a START while the last round is not final here)."""
+        if now - self._asked.get(what, -1e9) < INTENT_RETRY:
+            return False
+        self._asked[what] = now
+        return True
 
     def _all_ready(self, number: int) -> bool:
         replica = self.node.replica

@@ -1,4 +1,4 @@
-"""Where the other members are: the node's signed address gossip (PROTOCOL.md section 13).
+"""Where the other members are: the node's signed address gossip (PROTOCOL.md, appendix N).
 
 The sync protocol addresses peers by key; the node must know an address for each. A joiner
 knows only the host's (from discovery). The host hears every member directly, so every

@@ -22,6 +22,7 @@ from the replica, so no await can slip between authoring and persisting.
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -70,7 +71,12 @@ class Play:
     move: Move
 
 
-Intent = Join | Ready | Start | Play
+@dataclass(frozen=True)
+class Leave:
+    pass
+
+
+Intent = Join | Ready | Start | Play | Leave
 
 
 # --- node events (node -> application), beside the replica's game events -------------------
@@ -118,15 +124,19 @@ class TableNode:
     store: OwnOpStore | None = None
     event_queue: int = 1024
     intent_queue: int = 64
-    outbound_queue: int = 4096
+    outbound_queue: int = 2048  # datagrams, per send queue
     stats: NodeStats = field(default_factory=NodeStats)
 
     def __post_init__(self) -> None:
         self._events_in, self.events = trio.open_memory_channel[NodeEvent](self.event_queue)
         self._intents_in, self._intents_out = trio.open_memory_channel[Intent](self.intent_queue)
-        self._out_in, self._out_out = trio.open_memory_channel[tuple[bytes, Address]](
-            self.outbound_queue
-        )
+        # Two send queues: what we say to everyone (our own ops, heartbeats, evidence,
+        # contacts) goes before what we answer one peer (replies and pushes, which the asker
+        # asks for again if they are lost). A slow or starved sender then drops relays, never
+        # our own ops or our LEAVE.
+        self._urgent: deque[tuple[bytes, Address]] = deque()
+        self._bulk: deque[tuple[bytes, Address]] = deque()
+        self._sender_idle = trio.lowlevel.ParkingLot()
         #: author -> address learnt from a member's signed CONTACTS (verified ones win).
         self.gossiped: dict[bytes, Address] = {}
         #: address -> last time anything arrived from it (for silence).
@@ -229,6 +239,8 @@ class TableNode:
                 replica.ready()
             elif isinstance(intent, Start):
                 replica.start()
+            elif isinstance(intent, Leave):
+                replica.leave()
             else:
                 result = replica.play(intent.move)
                 if isinstance(result, Rejection):
@@ -242,7 +254,14 @@ class TableNode:
         self._emit(IntentRefused(intent, reason))
 
     async def _sender(self) -> None:
-        async for datagram, destination in self._out_out:
+        while True:
+            if self._urgent:
+                datagram, destination = self._urgent.popleft()
+            elif self._bulk:
+                datagram, destination = self._bulk.popleft()
+            else:
+                await self._sender_idle.park()
+                continue
             await self.transport.send(datagram, destination)
             self.stats.datagrams_out += 1
 
@@ -263,17 +282,19 @@ class TableNode:
             for destination, datagram in outgoing:
                 if destination == BROADCAST:
                     for address in everyone:
-                        self._queue(datagram, address)
+                        self._queue(datagram, address, urgent=True)
                 elif isinstance(destination, tuple):
-                    self._queue(datagram, destination)
+                    self._queue(datagram, destination, urgent=False)
         for event in replica.events():
             self._emit(event)
 
-    def _queue(self, datagram: bytes, destination: Address) -> None:
-        try:
-            self._out_in.send_nowait((datagram, destination))
-        except trio.WouldBlock:
+    def _queue(self, datagram: bytes, destination: Address, *, urgent: bool) -> None:
+        queue = self._urgent if urgent else self._bulk
+        if len(queue) >= self.outbound_queue:
             self.stats.outbound_dropped += 1
+            return
+        queue.append((datagram, destination))
+        self._sender_idle.unpark()
 
     def _emit(self, event: NodeEvent) -> None:
         try:
@@ -299,7 +320,7 @@ class TableNode:
         datagrams = encode_contacts(sync.key, sync.table, entries)
         for address in self.addresses():
             for datagram in datagrams:
-                self._queue(datagram, address)
+                self._queue(datagram, address, urgent=True)
 
     def _on_contacts(self, datagram: bytes) -> None:
         sync = self.replica.sync

@@ -161,6 +161,10 @@ def _cmd_bench(args: argparse.Namespace) -> int:
                 f"mean margin {r['mean_margin']:+6.1f} points  ({int(r['rounds'])} rounds)"
             )
         return 0
+    elif args.what == "client":
+        from client.window.bench import client_benchmarks
+
+        results = client_benchmarks(repeats=args.repeats if args.repeats != 7 else 3)
     else:  # pragma: no cover - argparse limits the choices
         raise NertsError(f"unknown benchmark {args.what}")
     if args.json:
@@ -330,6 +334,32 @@ def _add_peer_options(
     )
 
 
+def _cmd_window(args: argparse.Namespace) -> int:
+    """The pygame window; where no window can open, one line says so and the terminal
+    practice game is played instead."""
+    from client.window.app import NoDisplayError, play_window
+
+    level_named(args.level)  # a bad level is a usage error before any window opens
+    if not 2 <= args.players <= 8:
+        raise NertsError(f"--players must be 2..8, got {args.players}")
+    try:
+        play_window(
+            practice_seats=args.players if args.practice or args.watch else None,
+            watch=args.watch,
+            level=args.level,
+            seed=args.seed,
+            max_frames=args.frames,
+        )
+    except NoDisplayError as exc:
+        print(f"nerts-p2p: {exc}: playing the practice game in the terminal instead")
+        from client.terminal import practice
+
+        return practice(
+            Rules(seats=args.players), level_named(args.level), seed=args.seed, interactive=None
+        )
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="nerts-p2p", description="Serverless Nerts for a LAN.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -361,7 +391,7 @@ def build_parser() -> argparse.ArgumentParser:
     pos.set_defaults(run=_cmd_position)
 
     bench = sub.add_parser("bench", help="benchmarks (medians of repeated runs)")
-    bench.add_argument("what", choices=("engine", "sync", "bots"))
+    bench.add_argument("what", choices=("engine", "sync", "bots", "client"))
     bench.add_argument("--repeats", type=int, default=7, help="engine: runs per measure")
     bench.add_argument("--rounds", type=int, default=300, help="bots: rounds per pairing")
     bench.add_argument("--json", action="store_true")
@@ -429,6 +459,15 @@ def build_parser() -> argparse.ArgumentParser:
     lister.add_argument("--timeout", type=float, default=2.0, help="seconds to listen")
     lister.add_argument("--json", action="store_true")
     lister.set_defaults(run=_cmd_list)
+
+    window = sub.add_parser("window", help="the game's window (pygame)")
+    window.add_argument("--practice", action="store_true", help="open straight at a practice table")
+    window.add_argument("--watch", action="store_true", help="open watching bots play every seat")
+    window.add_argument("--players", type=int, default=4, help="seats, you included (2-8)")
+    window.add_argument("--level", default="casual", help="bot level: novice, casual or expert")
+    window.add_argument("--seed", type=int, default=None, help="deal the same game again")
+    window.add_argument("--frames", type=int, default=None, help=argparse.SUPPRESS)
+    window.set_defaults(run=_cmd_window)
     return parser
 
 

@@ -7,6 +7,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nerts_p2p.game.bots import LEVELS, BotLevel, level_named
@@ -241,7 +242,14 @@ def _peer_options(args: argparse.Namespace, name: str) -> PeerOptions:
         rounds=rounds,
         silence=args.silence,
         port=args.port,
+        data_dir=_data_dir(args),
     )
+
+
+def _data_dir(args: argparse.Namespace) -> Path:
+    from nerts_p2p.net.store import default_data_dir
+
+    return Path(args.data_dir) if args.data_dir else default_data_dir()
 
 
 def _check_interface(text: str) -> None:
@@ -314,6 +322,12 @@ def _add_peer_options(
     )
     parser.add_argument(
         "--port", type=int, default=0, help="the UDP port to play on (default: any free one)"
+    )
+    parser.add_argument(
+        "--data-dir",
+        default=None,
+        help="where this peer keeps its key, its crash store and replays "
+        "(default: the user's data directory)",
     )
     parser.add_argument("--headless", action="store_true", help="a bot plays this peer's seat")
     parser.add_argument(

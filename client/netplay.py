@@ -14,7 +14,8 @@ import os
 import random
 import sys
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 import trio
 
@@ -25,6 +26,16 @@ from nerts_p2p.net.autopilot import Autopilot
 from nerts_p2p.net.discovery import TableAd, TableAnnouncer, TableBrowser, browse
 from nerts_p2p.net.node import Leave, TableNode, VersionMismatch
 from nerts_p2p.net.records import network_match_record, network_round_record
+from nerts_p2p.net.resume import resume_replica
+from nerts_p2p.net.store import (
+    StoreError,
+    TableHeader,
+    TableStore,
+    data_dir_lock,
+    load_identity,
+    resumable_tables,
+    save_identity,
+)
 from nerts_p2p.net.transport import Address, AddressInUseError, open_udp_transport
 from nerts_p2p.table.replica import RoundFinal, RoundStarted, TableReplica
 from protocol.envelope import PROTOCOL_VERSION
@@ -58,6 +69,8 @@ class PeerOptions:
     silence: float = 15.0
     announce: bool = True
     port: int = 0
+    #: Where keys, the crash store and replays live; None: nothing is kept (practice).
+    data_dir: Path | None = None
 
 
 @dataclass
@@ -118,31 +131,92 @@ class LocalPeer:
 
     node: TableNode
     pilot: Autopilot
+    store: TableStore | None = None
+
+
+def _identity(data_dir: Path | None) -> SigningKeyPair:
+    """This peer's key: kept in the data dir, so a restarted peer is the same member."""
+    if data_dir is None:
+        return generate_signing_key()
+    seed = load_identity(data_dir)
+    if seed is None:
+        key = generate_signing_key()
+        save_identity(data_dir, key.seed)
+        return key
+    return SigningKeyPair(seed)
+
+
+async def _open_node(
+    data_dir: Path | None,
+    header: TableHeader,
+    interface: str,
+    fresh: Callable[[SigningKeyPair], TableReplica],
+    *,
+    bootstrap: Address | None,
+) -> tuple[TableNode, TableStore | None]:
+    """A node for `header`'s table: resumed from the store if this data dir was at that
+    table and its match had not ended, else fresh (`fresh(key)` makes the replica)."""
+    key = _identity(data_dir)
+    store = TableStore.open(data_dir, header.table) if data_dir and header.table else None
+    if store is not None and store.header is not None and not store.ended:
+        try:
+            transport = await open_udp_transport(interface, store.header.port)
+        except AddressInUseError:
+            transport = await open_udp_transport(interface)  # they learn the new one
+        replica = resume_replica(key, store, randomness=os.urandom, now=trio.current_time())
+        node = TableNode(
+            replica,
+            transport,
+            bootstrap=bootstrap,
+            table_host=store.header.host,
+            store=store,
+            resume_target=len(store.own_ops),
+        )
+        return node, store
+    transport = await open_udp_transport(interface, header.port)
+    replica = fresh(key)
+    table = replica.sync.table
+    if data_dir is not None:
+        store = TableStore.open(data_dir, table)
+        store.begin(
+            TableHeader(
+                table,
+                header.host or replica.me,
+                header.host_address,
+                header.name,
+                replica.name,
+                replica.role,
+                transport.address[1],
+                header.hosting,
+            )
+        )
+    host = header.host or None
+    return TableNode(replica, transport, bootstrap=bootstrap, table_host=host, store=store), store
 
 
 async def _bot_peers(
     options: PeerOptions, table: bytes, host: bytes, host_address: Address
 ) -> list[LocalPeer]:
     """`options.bots` bot players of this process, each a member of its own (its own key,
-    socket and node), playing through the same signed ops as anyone."""
+    socket, node and store), playing through the same signed ops as anyone."""
     peers = []
     for i in range(options.bots):
-        transport = await open_udp_transport(options.interface)
-        replica = TableReplica.joining(
-            generate_signing_key(),
-            table,
-            name=f"{options.name}-bot{i + 1}",
-            role=PLAYER,
-            randomness=os.urandom,
+        name = f"{options.name}-bot{i + 1}"
+        data_dir = options.data_dir / "bots" / f"bot{i + 1}" if options.data_dir else None
+        header = TableHeader(table, host, host_address, "", name, PLAYER, 0, False)
+
+        def fresh(key: SigningKeyPair, name: str = name) -> TableReplica:
+            return TableReplica.joining(key, table, name=name, role=PLAYER, randomness=os.urandom)
+
+        node, store = await _open_node(
+            data_dir, header, options.interface, fresh, bootstrap=host_address
         )
-        node = TableNode(
-            replica, transport, bootstrap=host_address, table_host=host, event_queue=16
-        )
+        node.table_host = host
         node.events.close()  # nobody reads a bot's events
         pilot = Autopilot(
-            node, _bot(options, replica.name), max_rounds=options.rounds, pace=options.bot_pace
+            node, _bot(options, name), max_rounds=options.rounds, pace=options.bot_pace
         )
-        peers.append(LocalPeer(node, pilot))
+        peers.append(LocalPeer(node, pilot, store))
     return peers
 
 
@@ -150,38 +224,49 @@ def _seats_taken(replica: TableReplica) -> int:
     return sum(1 for m in replica.sync.members.values() if m.role == PLAYER and not m.left)
 
 
-async def host_table(
-    options: PeerOptions,
-    rules: Rules,
-    *,
-    spectators: bool = True,
-    key: SigningKeyPair | None = None,
-) -> int:
-    transport = await open_udp_transport(options.interface, options.port)
-    replica = TableReplica.open_table(
-        key or generate_signing_key(),
-        name=options.name,
-        rules=rules,
-        spectators=spectators,
-        randomness=os.urandom,
+async def host_table(options: PeerOptions, rules: Rules, *, spectators: bool = True) -> int:
+    with data_dir_lock(options.data_dir):
+        return await _host_table(options, rules, spectators=spectators)
+
+
+async def _host_table(options: PeerOptions, rules: Rules, *, spectators: bool) -> int:
+    previous = None
+    if options.data_dir is not None:
+        previous = next(
+            (
+                store.header
+                for store in resumable_tables(options.data_dir)
+                if store.header is not None
+                and store.header.hosting
+                and store.header.name == options.name
+            ),
+            None,
+        )
+    header = previous or TableHeader(
+        b"", b"", ("", 0), options.name, options.name, PLAYER, options.port, True
     )
-    node = TableNode(replica, transport)
+
+    def fresh(key: SigningKeyPair) -> TableReplica:
+        return TableReplica.open_table(
+            key, name=options.name, rules=rules, spectators=spectators, randomness=os.urandom
+        )
+
+    node, store = await _open_node(
+        options.data_dir, header, options.interface, fresh, bootstrap=None
+    )
+    replica = node.replica
+    node.table_host = None
+    transport_address = node.address
     address = (
-        transport.address if options.interface != "0.0.0.0" else ("0.0.0.0", transport.address[1])
+        transport_address if options.interface != "0.0.0.0" else ("0.0.0.0", transport_address[1])
     )
-    me = LocalPeer(
-        node,
-        Autopilot(
-            node,
-            _bot(options, options.name) if options.headless else None,
-            is_host=True,
-            max_rounds=options.rounds,
-            pace=options.bot_pace,
-        ),
-    )
-    bots = await _bot_peers(options, replica.sync.table, replica.me, transport.address)
+    bot = _bot(options, options.name) if options.headless else None
+    pilot = Autopilot(node, bot, is_host=True, max_rounds=options.rounds, pace=options.bot_pace)
+    me = LocalPeer(node, pilot, store)
+    bots = await _bot_peers(options, replica.sync.table, replica.me, transport_address)
     announcer = None
     if options.announce:
+        table_rules = replica.rules or rules
         ad = TableAd(
             name=options.name,
             address=address,
@@ -189,7 +274,7 @@ async def host_table(
             table_id=replica.sync.table,
             host_fingerprint=replica.me,
             seats_taken=1,
-            seats_max=rules.seats * (2 if rules.partnerships else 1),
+            seats_max=table_rules.seats * (2 if table_rules.partnerships else 1),
             phase="lobby",
             passphrase=False,
             spectators=spectators,
@@ -215,7 +300,18 @@ async def find_table(interface: str, name: str, timeout: float) -> TableAd:
 
 
 async def join_table(options: PeerOptions, table_name: str, *, role: int, timeout: float) -> int:
+    with data_dir_lock(options.data_dir):
+        return await _join_table(options, table_name, role=role, timeout=timeout)
+
+
+async def _join_table(options: PeerOptions, table_name: str, *, role: int, timeout: float) -> int:
     ad = await find_table(options.interface, table_name, timeout)
+    if options.data_dir is not None:
+        earlier = TableStore.open(options.data_dir, ad.table_id)
+        if earlier.header is not None and not earlier.ended:
+            # We were at this table when this peer stopped: take our seat back.
+            role = earlier.header.role
+            ad = replace(ad, seats_taken=0)
     if role == PLAYER and ad.full:
         raise NetPlayError(
             f"table {table_name!r} is full ({ad.seats_taken} of {ad.seats_max} seats taken)"
@@ -230,17 +326,29 @@ async def join_table(options: PeerOptions, table_name: str, *, role: int, timeou
     host_address = ad.address
     if host_address[0] == "0.0.0.0":
         raise NetPlayError(f"table {table_name!r} announced no usable address")
-    transport = await open_udp_transport(options.interface, options.port)
-    replica = TableReplica.joining(
-        generate_signing_key(),
+    header = TableHeader(
         ad.table_id,
-        name=options.name,
-        role=role,
-        randomness=os.urandom,
+        ad.host_fingerprint,
+        host_address,
+        ad.name,
+        options.name,
+        role,
+        options.port,
+        False,
     )
-    node = TableNode(replica, transport, bootstrap=host_address, table_host=ad.host_fingerprint)
+
+    def fresh(key: SigningKeyPair) -> TableReplica:
+        return TableReplica.joining(
+            key, ad.table_id, name=options.name, role=role, randomness=os.urandom
+        )
+
+    node, store = await _open_node(
+        options.data_dir, header, options.interface, fresh, bootstrap=host_address
+    )
     bot = _bot(options, options.name) if options.headless and role == PLAYER else None
-    me = LocalPeer(node, Autopilot(node, bot, max_rounds=options.rounds, pace=options.bot_pace))
+    me = LocalPeer(
+        node, Autopilot(node, bot, max_rounds=options.rounds, pace=options.bot_pace), store
+    )
     bots = await _bot_peers(options, ad.table_id, ad.host_fingerprint, host_address)
     return await _run(options, me, bots, announcer=None)
 
@@ -307,7 +415,7 @@ async def _run(
         if announcer is not None:
             await announcer.open()
         try:
-            nursery.start_soon(_watch_events, me.node, watch, options)
+            nursery.start_soon(_watch_events, me.node, me.store, watch, options)
             for peer in everyone:
                 nursery.start_soon(peer.pilot.run)
             if announcer is not None:
@@ -321,6 +429,9 @@ async def _run(
         raise NetPlayError(watch.error)
     last = watch.finals[-1] if watch.finals else None
     target_reached = last is not None and last.match_winner is not None
+    for peer in everyone:
+        if peer.store is not None:
+            peer.store.end()  # the match is over: nothing to resume
     watch.printer.match(network_match_record(watch.finals, target_reached=target_reached))
     return 0
 
@@ -384,13 +495,18 @@ def _silent_participant(node: TableNode, now: float, bound: float) -> str | None
     return None
 
 
-async def _watch_events(node: TableNode, watch: _Watch, options: PeerOptions) -> None:
+async def _watch_events(
+    node: TableNode, store: TableStore | None, watch: _Watch, options: PeerOptions
+) -> None:
     replica = node.replica
     async for event in node.events:
         if isinstance(event, RoundFinal):
             rnd = replica.rounds[event.round]
             watch.finals.append(event)
-            watch.printer.round(network_round_record(rnd, event))
+            record = network_round_record(rnd, event)
+            if store is not None and event.round > len(store.finals):
+                store.append_final(record)
+            watch.printer.round(record)
         elif isinstance(event, VersionMismatch):
             watch.error = (
                 f"protocol version mismatch: the table speaks version {event.version}, "
@@ -419,7 +535,7 @@ def run_command(command: Callable[[], Awaitable[int]]) -> int:
     stderr and exit status 1."""
     try:
         return trio.run(command)
-    except (NetPlayError, AddressInUseError) as exc:
+    except (NetPlayError, AddressInUseError, StoreError) as exc:
         print(f"nerts-p2p: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

@@ -47,6 +47,8 @@ class OwnOpStore(Protocol):
 
     def append_own(self, op: Op) -> None: ...
 
+    def append_seed(self, number: int, seed: bytes, salt: bytes) -> None: ...
+
 
 # --- intents (application -> node) --------------------------------------------------------
 
@@ -125,6 +127,10 @@ class TableNode:
     event_queue: int = 1024
     intent_queue: int = 64
     outbound_queue: int = 2048  # datagrams, per send queue
+    #: After a restart: how many of our own ops the store gave back. Until all of them are
+    #: delivered again (their deps arrive by anti-entropy) we author nothing, so we never
+    #: sign a second op with a seq we already used.
+    resume_target: int = 0
     stats: NodeStats = field(default_factory=NodeStats)
 
     def __post_init__(self) -> None:
@@ -141,7 +147,8 @@ class TableNode:
         self.gossiped: dict[bytes, Address] = {}
         #: address -> last time anything arrived from it (for silence).
         self.last_heard: dict[Address, float] = {}
-        self._persisted = self.replica.sync.delivered(self.replica.me)
+        self._persisted = max(self.replica.sync.delivered(self.replica.me), self.resume_target)
+        self._persisted_seeds = set(self.replica.my_secrets)
         self._peers_told = -1
         self._next_contacts = 0.0
         self.cancel_scope: trio.CancelScope | None = None
@@ -230,8 +237,15 @@ class TableNode:
         async for intent in self._intents_out:
             self.apply_intent(intent)
 
+    @property
+    def resuming(self) -> bool:
+        return self.replica.sync.delivered(self.replica.me) < self.resume_target
+
     def apply_intent(self, intent: Intent) -> None:
         replica = self.replica
+        if self.resuming:
+            self._refused(intent, "still waiting for our own ops from before the restart")
+            return
         try:
             if isinstance(intent, Join):
                 replica.join()
@@ -273,6 +287,9 @@ class TableNode:
         replica = self.replica
         own = replica.sync.logs.get(replica.me, [])
         if self.store is not None:
+            for number in replica.my_secrets.keys() - self._persisted_seeds:
+                self.store.append_seed(number, *replica.my_secrets[number])
+                self._persisted_seeds.add(number)
             for op in own[self._persisted :]:
                 self.store.append_own(op)
         self._persisted = len(own)

@@ -459,11 +459,22 @@ async def _until_done(
                 f"the table's host does not answer (nothing for {HOST_ANSWER_TIMEOUT:g} s)"
             )
             return
+        if _everyone_else_left(replica) and not me.pilot.match_over():
+            rnd = replica.current_round
+            watch.error = "everyone else left the table" + (
+                f" before round {rnd.number} was final here" if rnd is not None else ""
+            )
+            return
         silent = _silent_participant(node, now, options.silence)
         if silent is not None:
             watch.error = silent
             return
         await trio.sleep(0.1)
+
+
+def _everyone_else_left(replica: TableReplica) -> bool:
+    others = [m for author, m in replica.sync.members.items() if author != replica.me]
+    return bool(others) and all(m.left for m in others)
 
 
 def _others_present(replica: TableReplica, silence: float, node: TableNode) -> bool:

@@ -40,6 +40,8 @@ from protocol.messages import Op
 from protocol.sync import BROADCAST
 
 CONTACTS_INTERVAL = 1.0
+#: Lamport times per lease written to the store (one fsync per this many clock ticks).
+CLOCK_LEASE = 1024
 
 
 class OwnOpStore(Protocol):
@@ -48,6 +50,8 @@ class OwnOpStore(Protocol):
     def append_own(self, op: Op) -> None: ...
 
     def append_seed(self, number: int, seed: bytes, salt: bytes) -> None: ...
+
+    def append_clock_lease(self, value: int) -> None: ...
 
 
 # --- intents (application -> node) --------------------------------------------------------
@@ -149,6 +153,8 @@ class TableNode:
         self.last_heard: dict[Address, float] = {}
         self._persisted = max(self.replica.sync.delivered(self.replica.me), self.resume_target)
         self._persisted_seeds = set(self.replica.my_secrets)
+        self._clock_lease = 0
+        self._resumed = self.resume_target == 0
         self._peers_told = -1
         self._next_contacts = 0.0
         self.cancel_scope: trio.CancelScope | None = None
@@ -239,7 +245,14 @@ class TableNode:
 
     @property
     def resuming(self) -> bool:
-        return self.replica.sync.delivered(self.replica.me) < self.resume_target
+        """After a restart: our own ops are not all back yet, or ops we hold still wait for
+        others (our deps would go below what our last heartbeats showed)."""
+        if not self._resumed:
+            sync = self.replica.sync
+            self._resumed = sync.delivered(sync.me) >= self.resume_target and not any(
+                sync.pending.values()
+            )
+        return not self._resumed
 
     def apply_intent(self, intent: Intent) -> None:
         replica = self.replica
@@ -292,6 +305,12 @@ class TableNode:
                 self._persisted_seeds.add(number)
             for op in own[self._persisted :]:
                 self.store.append_own(op)
+            clock = replica.sync.clock.value
+            if clock >= self._clock_lease:
+                # Before any heartbeat stamped past the last lease goes out (a heartbeat is
+                # a signed promise about our clock), the new lease is on disk.
+                self._clock_lease = clock + CLOCK_LEASE
+                self.store.append_clock_lease(self._clock_lease)
         self._persisted = len(own)
         outgoing = replica.outgoing()
         if outgoing:

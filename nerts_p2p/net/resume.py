@@ -6,10 +6,11 @@ fresh replica through the ordinary receive gate, as if a peer had relayed them: 
 delivered as soon as the table's ops they depend on arrive again by anti-entropy. Until all
 of them are delivered the node authors nothing (`TableNode.resume_target`).
 
-Its Lamport clock is raised past its own last op, so its next op is stamped later than
-everything it signed before. Deal seeds come back for the rounds it has not revealed yet (it
-needs them to see its own face-down cards, and to reveal); a round whose REVEAL is already in
-the store is not revealed twice.
+Its Lamport clock is raised past its own last op and past the store's Lamport lease, so
+its next op is stamped later than everything it signed before, heartbeats included. Deal
+seeds come back for the rounds it has not revealed yet (it needs them to see its own
+face-down cards, and to reveal); a round whose REVEAL is already in the store is not
+revealed twice.
 """
 
 from __future__ import annotations
@@ -59,8 +60,8 @@ def resume_replica(
     for number, secret in store.seeds.items():
         if number not in revealed:
             replica.my_secrets[number] = secret
-    if own:
-        replica.sync.clock.observe(max(op.lamport for op in own))
+    # Past our last op and past every heartbeat we may have sent (the store's lease).
+    replica.sync.clock.observe(max([store.clock_lease, *(op.lamport for op in own)]))
     count = len(store.own_ops)
     for i, datagram in enumerate(store.own_ops):
         replica.receive(datagram, STORE_SOURCE, now - (count - i) * FEED_SPACING)

@@ -6,8 +6,10 @@ Layout under the data directory (platformdirs' user data dir, or `--data-dir`):
 - `tables/<table id>.log`: one table as this peer played it: a TABLE record (who, where,
   which role), then in the order they happened every op this peer authored (OP, appended
   and flushed *before* the op is sent), the deal seed of each round it dealt (SEED, before
-  the READY that commits to it), each final round's scores (FINAL), and END when its match
-  is over. The chain head is the last OP;
+  the READY that commits to it), each final round's scores (FINAL), Lamport leases (CLOCK:
+  a heartbeat promises our next op is stamped later than its own stamp, so before the clock
+  passes the last lease a new one is written, and a restarted peer starts past it), and END
+  when its match is over. The chain head is the last OP;
 - `replays/`: finished or interrupted matches as signed logs (`nerts_p2p.net.replay`).
 
 Every file is a sequence of records:
@@ -55,6 +57,7 @@ class RecordKind(enum.IntEnum):
     END = 6
     REPLAY = 7  # a replay file's header
     LOG_OP = 8  # a replay file's ops, anyone's
+    CLOCK = 9  # a Lamport lease: no heartbeat of ours promised more than this
 
 
 class StoreError(NertsError):
@@ -219,6 +222,7 @@ class TableStore:
     own_ops: list[bytes] = field(default_factory=list)  # op datagrams, in seq order
     seeds: dict[int, tuple[bytes, bytes]] = field(default_factory=dict)
     finals: list[dict[str, object]] = field(default_factory=list)
+    clock_lease: int = 0
     ended: bool = False
     torn_dropped: bool = False
 
@@ -241,6 +245,8 @@ class TableStore:
             self.seeds[int(number)] = (bytes(seed), bytes(salt))
         elif kind == RecordKind.FINAL and isinstance(payload, dict):
             self.finals.append(payload)
+        elif kind == RecordKind.CLOCK and type(payload) is int:
+            self.clock_lease = max(self.clock_lease, payload)
         elif kind == RecordKind.END:
             self.ended = True
 
@@ -256,6 +262,9 @@ class TableStore:
 
     def append_seed(self, number: int, seed: bytes, salt: bytes) -> None:
         self._append(RecordKind.SEED, [number, seed, salt])
+
+    def append_clock_lease(self, value: int) -> None:
+        self._append(RecordKind.CLOCK, value)
 
     def append_final(self, record: dict[str, object]) -> None:
         self._append(RecordKind.FINAL, record)

@@ -303,6 +303,12 @@ def _cmd_spectate(args: argparse.Namespace) -> int:
     )
 
 
+def _cmd_replay(args: argparse.Namespace) -> int:
+    from client.replay_text import print_replay
+
+    return print_replay(Path(args.file), as_json=args.json)
+
+
 def _cmd_list(args: argparse.Namespace) -> int:
     from client.netplay import list_tables, run_command
 
@@ -467,6 +473,11 @@ def build_parser() -> argparse.ArgumentParser:
     spectate.add_argument("--timeout", type=float, default=10.0)
     _add_peer_options(spectate)
     spectate.set_defaults(run=_cmd_spectate)
+
+    replay = sub.add_parser("replay", help="verify a saved match and replay it as text")
+    replay.add_argument("file", help="a .nrp file (saved under the data dir's replays/)")
+    replay.add_argument("--json", action="store_true", help="the round and match records")
+    replay.set_defaults(run=_cmd_replay)
 
     lister = sub.add_parser("list", help="the tables announced on the network")
     lister.add_argument("--interface", default="0.0.0.0")

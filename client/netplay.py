@@ -26,6 +26,7 @@ from nerts_p2p.net.autopilot import Autopilot
 from nerts_p2p.net.discovery import TableAd, TableAnnouncer, TableBrowser, browse
 from nerts_p2p.net.node import Leave, TableNode, VersionMismatch
 from nerts_p2p.net.records import network_match_record, network_round_record
+from nerts_p2p.net.replay import save_replay
 from nerts_p2p.net.resume import resume_replica
 from nerts_p2p.net.store import (
     StoreError,
@@ -425,6 +426,7 @@ async def _run(
             if announcer is not None:
                 await announcer.aclose()
             nursery.cancel_scope.cancel()
+            _save_replay(me, options)
     if watch.error is not None:
         raise NetPlayError(watch.error)
     last = watch.finals[-1] if watch.finals else None
@@ -470,6 +472,21 @@ async def _until_done(
             watch.error = silent
             return
         await trio.sleep(0.1)
+
+
+def _save_replay(me: LocalPeer, options: PeerOptions) -> None:
+    """Every finished or interrupted match is kept as its signed log (`nerts-p2p replay`)."""
+    replica = me.node.replica
+    if options.data_dir is None or not replica.rounds:
+        return
+    header = me.store.header if me.store is not None else None
+    name = header.name if header is not None else options.name
+    try:
+        path = save_replay(options.data_dir / "replays", replica, table_name=name)
+    except OSError as exc:
+        print(f"nerts-p2p: could not save the replay: {exc.strerror}", file=sys.stderr)
+        return
+    print(f"nerts-p2p: replay saved to {path}", file=sys.stderr)
 
 
 def _everyone_else_left(replica: TableReplica) -> bool:

@@ -158,6 +158,18 @@ class RecordFile:
                 f.truncate(result.good_bytes)
         return result.records
 
+    def read_only(self) -> list[tuple[RecordKind, object]]:
+        """Read without repairing: a torn last record is refused (a finished file, such as
+        a replay, is never torn by a crash of ours)."""
+        try:
+            data = self.path.read_bytes()
+        except OSError as exc:
+            raise StoreError(f"cannot read {self.path}: {exc.strerror}") from exc
+        result = read_records(data, what=str(self.path))
+        if result.torn:
+            raise StoreError(f"{self.path} is cut short or damaged at byte {result.good_bytes}")
+        return result.records
+
     def append(self, kind: RecordKind, payload: object) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self.path.open("ab") as f:

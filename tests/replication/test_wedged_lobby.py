@@ -1,0 +1,94 @@
+"""A wedged lobby: one player's READY, or a START that fails, must not stop a table for good.
+
+Regression tests for issue 10: a schema-valid READY with `shown=[]` made the host's START fail
+with "round cannot start", and START for that round could never be sent again.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from nerts_p2p.game.errors import NertsError
+from nerts_p2p.game.rules import Rules
+from nerts_p2p.table.replica import ProtocolViolation, RoundStarted, deal_commitment
+from protocol.envelope import seal
+from protocol.errors import LocalProtocolError
+from protocol.messages import Kind, op_body
+
+from .table_helpers import ManualTable, seed_showing
+
+
+@pytest.mark.parametrize(
+    ("shown", "words"),
+    [
+        ([], "READY shows 0 cards"),
+        ([1, 2, 3], "READY shows 3 cards"),
+        ([1, 1, 2, 3, 4], "the same card twice"),
+        ([52, 1, 2, 3, 4], "not in a deck of 52"),
+        ([1, 2, 3, 4, 5, 6], "READY shows 6 cards"),
+    ],
+)
+def test_wedged_lobby_a_ready_that_could_not_start_a_round_is_refused_at_the_gate(
+    shown: list[int], words: str
+) -> None:
+    rules = Rules(seats=2)
+    table = ManualTable(rules, [seed_showing(rules, [], label=f"w{i}") for i in range(3)])
+    host, good, wedger = table.players
+    commitment = deal_commitment(bytes(32), bytes(16))
+    # Its own peer refuses to sign it...
+    with pytest.raises(LocalProtocolError, match=words):
+        wedger.sync.author(Kind.READY, 0, [1, commitment, shown])
+    # ...and a modified peer that signs it anyway is refused by everyone else.
+    sync = wedger.sync
+    body = op_body(
+        Kind.READY, sync.table, sync.me, sync.delivered(sync.me) + 1,
+        sync.logs[sync.me][-1].hash, sync.clock.tick(), 0,
+        sync.deps_for(Kind.READY, 0, None), [1, commitment, shown],
+    )  # fmt: skip
+    for replica in (host, good):
+        replica.receive(seal(sync.key, body), 2, table.now)
+    table.collect()
+    for i in (0, 1):
+        reports = [e.reason for e in table.events[i] if isinstance(e, ProtocolViolation)]
+        assert any(words in r for r in reports), reports
+    assert wedger.me not in host.ready_players(1)
+    # The round starts with the others.
+    host.ready()
+    good.ready()
+    table.collect()
+    table.deliver_all()
+    host.start()
+    table.collect()
+    table.deliver_all()
+    for i in (0, 1):
+        assert [e.round for e in table.events[i] if isinstance(e, RoundStarted)] == [1]
+
+
+def test_wedged_lobby_a_start_that_fails_locally_is_never_sent_and_the_round_can_be_retried() -> (
+    None
+):
+    rules = Rules(seats=2)
+    table = ManualTable(rules, [seed_showing(rules, [], label=f"r{i}") for i in range(2)])
+    host, other = table.players
+    for replica in table.players:
+        replica.ready()
+    table.collect()
+    table.deliver_all()
+    # The host's own secret no longer deals the cards its READY showed (a corrupt store, a
+    # bug): the round cannot start here, so nothing is signed.
+    real = host.my_secrets[1]
+    host.my_secrets[1] = (bytes(32), real[1])
+    seq = host.sync.delivered(host.me)
+    with pytest.raises(NertsError, match="does not deal the cards it shows"):
+        host.start()
+    assert host.sync.delivered(host.me) == seq
+    assert host.outgoing() == []
+    # Fixed, the same round number starts everywhere.
+    host.my_secrets[1] = real
+    start = host.start()
+    assert start.epoch == 1
+    table.collect()
+    table.deliver_all()
+    assert host.current_round is not None
+    assert other.current_round is not None
+    assert host.current_round.number == other.current_round.number == 1

@@ -205,6 +205,10 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         from tools.bench_sync import sync_benchmarks
 
         results = sync_benchmarks(repeats=args.repeats)
+    elif args.what == "net":
+        from tools.bench_net import net_benchmarks
+
+        results = net_benchmarks(repeats=min(args.repeats, 5))
     elif args.what == "bots":
         from tools.bench_engine import bot_ladder
 
@@ -472,7 +476,7 @@ def build_parser() -> argparse.ArgumentParser:
     pos.set_defaults(run=_cmd_position)
 
     bench = sub.add_parser("bench", help="benchmarks (medians of repeated runs)")
-    bench.add_argument("what", choices=("engine", "sync", "bots", "client"))
+    bench.add_argument("what", choices=("engine", "sync", "net", "bots", "client"))
     bench.add_argument(
         "--repeats",
         type=whole_number(1, 1000),

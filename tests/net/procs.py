@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 import uuid
 from collections.abc import Sequence
 
@@ -13,6 +14,7 @@ from collections.abc import Sequence
 PROCESS_TIMEOUT = 240.0
 FAST = ["--bot-pace", "0.03", "--nerts-size", "5"]
 FAST_JOIN = ["--bot-pace", "0.03"]
+PEER_COMMANDS = ("host", "join", "spectate")
 
 
 def table_name(prefix: str = "t") -> str:
@@ -21,6 +23,12 @@ def table_name(prefix: str = "t") -> str:
 
 
 def nerts(args: Sequence[str], *, netns: str | None = None) -> subprocess.Popen[str]:
+    """A `nerts-p2p` process. Peers get a data dir of their own unless the test gives one:
+    two peers sharing one would share a key (the CLI refuses it), and tests never write to
+    the user's real data directory."""
+    args = list(args)
+    if args and args[0] in PEER_COMMANDS and "--data-dir" not in args:
+        args += ["--data-dir", tempfile.mkdtemp(prefix="nerts-test-")]
     command = [sys.executable, "-m", "client.cli", *args]
     if netns is not None:
         command = ["ip", "netns", "exec", netns, *command]

@@ -75,7 +75,10 @@ _ID = s.Bin(exact=KEY_ID_LEN)
 _SEQ = s.Int(1, MAX_SEQ)
 _SEQ0 = s.Int(0, MAX_SEQ)
 _NAME = s.Str(max=32)
-_RULES = s.ListOf(s.Tuple(s.Str(min=1, max=24), s.OneOf(s.Bool(), s.Int(-(2**31), 2**31))), max=32)
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1  # a rules value is a signed 32-bit int
+_RULES = s.ListOf(
+    s.Tuple(s.Str(min=1, max=24), s.OneOf(s.Bool(), s.Int(INT32_MIN, INT32_MAX))), max=32
+)
 _HEADER = (
     s.Bin(exact=TABLE_ID_LEN),  # table
     _ID,  # author

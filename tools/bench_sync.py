@@ -3,6 +3,10 @@ repeated runs with their spread, rates compared as ratios within one run."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Hashable
+from dataclasses import dataclass
+
 from nerts_p2p.game.bots import CASUAL
 from nerts_p2p.game.position import state_hash
 from nerts_p2p.game.rules import Rules
@@ -129,10 +133,67 @@ def heal_time(seed: int, heartbeat: float = 0.075) -> float:
     raise AssertionError("the mesh did not settle within a minute of simulated time")
 
 
+@dataclass
+class CatchUp:
+    simulated_s: float  # from arriving to holding every op and the round's final result
+    work_s: float  # this machine's time inside the late spectator's receive and tick
+    verify_s: float  # this machine's time to verify the signatures of those ops alone
+    ops: int
+
+
+def catch_up(seed: int) -> CatchUp:
+    """A spectator that arrives after a whole 4-seat round: how long it takes to hold every op
+    and reach the round's final result, and what that costs beside verifying the ops alone."""
+    mesh = _recorded_round(seed)
+    host = mesh.replicas[0]
+    late = mesh.add_spectator()
+    work = 0.0
+    receive, tick = late.receive, late.tick
+
+    def timed_receive(datagram: bytes, source: Hashable, now: float) -> None:
+        nonlocal work
+        start = time.perf_counter()
+        receive(datagram, source, now)
+        work += time.perf_counter() - start
+
+    def timed_tick(now: float) -> None:
+        nonlocal work
+        start = time.perf_counter()
+        tick(now)
+        work += time.perf_counter() - start
+
+    late.receive = timed_receive  # type: ignore[method-assign]
+    late.tick = timed_tick  # type: ignore[method-assign]
+    arrived = mesh.now
+    while (
+        late.sync.vector() != host.sync.vector()
+        or late.current_round is None
+        or late.rounds[1].final is None
+    ):
+        if not mesh.step() or mesh.now > arrived + 60:
+            raise AssertionError("the late spectator did not catch up within a minute")
+    ops = [op for log in host.sync.logs.values() for op in log]
+    keys = host.sync.keys
+    start = time.perf_counter()
+    for op in ops:
+        verify(keys[op.author], op.body, op.signature)
+    verify_s = time.perf_counter() - start
+    return CatchUp(mesh.now - arrived, work, verify_s, len(ops))
+
+
 def sync_benchmarks(repeats: int = 5) -> dict[str, dict[str, float]]:
     results = gate_benchmarks(repeats)
     results["ops_folded_per_s"] = fold_benchmark(repeats)
     heals = [heal_time(seed) for seed in range(repeats)]
     results["heal_to_equal_stable_hash_s"] = summary(heals)
     results["heal_in_heartbeat_intervals"] = summary([h / 0.075 for h in heals])
+    catch_ups = [catch_up(seed) for seed in range(1, repeats + 1)]
+    results["late_spectator_catch_up_simulated_s"] = summary([c.simulated_s for c in catch_ups])
+    results["late_spectator_catch_up_work_s"] = summary([c.work_s for c in catch_ups])
+    results["late_spectator_verify_only_s"] = summary([c.verify_s for c in catch_ups])
+    # The aim: catching up costs at most 1.5 times verifying the same ops.
+    results["late_spectator_catch_up_over_verify"] = summary(
+        [c.work_s / c.verify_s for c in catch_ups]
+    )
+    results["late_spectator_ops"] = summary([float(c.ops) for c in catch_ups])
     return results

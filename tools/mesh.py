@@ -265,7 +265,10 @@ class PeerMesh:
             and rnd.final is None
             and rnd.state.ended_by is None
         ):
-            bot.seat = seat
+            if bot.seat != seat:
+                # A player sits at its seat of this round: a bot made for it (it prepares its
+                # stock moves for its seat when it is made).
+                bot = self.bots[peer] = BotPlayer(bot.level, seat, bot.rng)
             move = bot.act(rnd.state)
             delay = bot.delay(move)
             if move is not None:

@@ -54,6 +54,18 @@ COMMIT_DOMAIN = b"nerts-p2p/deal\0"
 END_MARKER = (bytes(SEED_BYTES), bytes(SALT_BYTES))
 
 
+LOBBY_HASH_DOMAIN = b"nerts-p2p/lobby\0"
+
+
+def lobby_state_hash(vector: Sequence[tuple[bytes, int]]) -> bytes:
+    """The state hash a heartbeat carries before the first round (PROTOCOL.md section 9): the
+    lobby is a function of exactly the ops in the vector, so the vector names it. First 16
+    bytes of SHA-256("nerts-p2p/lobby" || 0x00 || author || seq as 4 bytes big-endian ...),
+    entries in the vector's order (authors ascending)."""
+    data = b"".join(author + seq.to_bytes(4, "big") for author, seq in vector)
+    return hashlib.sha256(LOBBY_HASH_DOMAIN + data).digest()[:16]
+
+
 def deal_commitment(seed: bytes, salt: bytes) -> bytes:
     return hashlib.sha256(COMMIT_DOMAIN + seed + salt).digest()
 
@@ -713,7 +725,7 @@ class TableReplica:
     def _state_hash(self) -> bytes:
         rnd = self.current_round
         if rnd is None:
-            return hashlib.sha256(repr(self.sync.vector()).encode()).digest()[:16]
+            return lobby_state_hash(self.sync.vector())
         # States are immutable: most datagrams (heartbeats) leave the state as it was, so the
         # digest of the same object is reused rather than written out and hashed again.
         cached = self._digest_of
@@ -736,6 +748,7 @@ __all__ = [
     "StableState",
     "TableReplica",
     "deal_commitment",
+    "lobby_state_hash",
     "rules_from_wire",
     "rules_to_wire",
 ]

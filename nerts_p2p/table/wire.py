@@ -1,9 +1,9 @@
 """The game's values in the protocol's payloads: the rules as `[name, value]` pairs.
 
-On the wire the rules are an array of `[name, value]` pairs, names strictly increasing in
-byte order (so sorted, each at most once). A name left out takes its default (PROTOCOL.md
-section 8.1 lists every field with its type, range and default). An unknown name, a name
-given twice or out of order, or a value of the wrong type or out of range is refused.
+On the wire the rules are an array of `[name, value]` pairs, each name at most once (a peer
+writes them sorted by name; a receiver takes any order). A name left out takes its default
+(PROTOCOL.md section 8.1 lists every field with its type, range and default). An unknown
+name, a name given twice, or a value of the wrong type or out of range is refused.
 """
 
 from __future__ import annotations
@@ -21,17 +21,12 @@ def rules_from_wire(pairs: object) -> Rules:
     if not isinstance(pairs, list | tuple):
         raise RulesError("the rules must be an array of [name, value] pairs")
     values: dict[str, object] = {}
-    previous: bytes | None = None
     for pair in pairs:
         if not isinstance(pair, list | tuple) or len(pair) != 2 or not isinstance(pair[0], str):
             raise RulesError("each rule is a [name, value] pair")
         name = pair[0]
-        encoded = name.encode("utf-8", errors="surrogatepass")
-        if previous is not None and encoded <= previous:
-            raise RulesError(
-                f"rule {name!r} is given twice or out of order (names must be sorted, each once)"
-            )
-        previous = encoded
+        if name in values:
+            raise RulesError(f"the rules name an option twice ({name})")
         values[name] = pair[1]
     return Rules.from_dict(values)
 

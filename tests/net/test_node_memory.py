@@ -98,14 +98,10 @@ async def test_a_spectator_joining_mid_round_catches_up_and_sees_the_same_final(
             nursery.start_soon(table.collect, i)
         for pilot in table.pilots:
             nursery.start_soon(pilot.run)
-        while (
-            not table.nodes[0].replica.rounds
-            or len(
-                table.nodes[0].replica.current_round.steps  # type: ignore[union-attr]
-            )
-            < 30
-        ):
-            await trio.sleep(0.1)
+        host = table.nodes[0].replica
+        while host.current_round is None or len(host.current_round.steps) < 5:
+            await trio.sleep(0.01)
+        assert host.current_round.final is None  # the round is being played
         watcher = table.join("watcher", role=SPECTATOR)
         await nursery.start(watcher.run)
         nursery.start_soon(table.collect, 3)

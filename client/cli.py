@@ -222,10 +222,20 @@ def _cmd_bench(args: argparse.Namespace) -> int:
                 f"mean margin {r['mean_margin']:+6.1f} points  ({int(r['rounds'])} rounds)"
             )
         return 0
+    elif args.what == "blind":
+        from tools.blind import blind_benchmarks
+
+        blind = blind_benchmarks(rounds=args.pairs)
+        if args.json:
+            print(json.dumps(blind, indent=2))
+            return 0
+        for name, value in blind.items():
+            print(f"{name:28s} {value}")
+        return 0
     elif args.what == "client":
         from client.window.bench import client_benchmarks
 
-        results = client_benchmarks(repeats=args.repeats if args.repeats != 7 else 3)
+        results = client_benchmarks(repeats=args.repeats)
     else:  # pragma: no cover - argparse limits the choices
         raise NertsError(f"unknown benchmark {args.what}")
     if args.json:
@@ -476,18 +486,24 @@ def build_parser() -> argparse.ArgumentParser:
     pos.set_defaults(run=_cmd_position)
 
     bench = sub.add_parser("bench", help="benchmarks (medians of repeated runs)")
-    bench.add_argument("what", choices=("engine", "sync", "net", "bots", "client"))
+    bench.add_argument("what", choices=("engine", "sync", "net", "bots", "client", "blind"))
     bench.add_argument(
         "--repeats",
         type=whole_number(1, 1000),
         default=7,
-        help="engine, sync: runs per measure (1..1000)",
+        help="engine, sync, client: runs per measure (1..1000)",
     )
     bench.add_argument(
         "--rounds",
         type=whole_number(1, 100_000),
         default=300,
         help="bots: rounds per pairing (1..100000)",
+    )
+    bench.add_argument(
+        "--pairs",
+        type=whole_number(1, 1000),
+        default=3,
+        help="blind: paired rounds, one seat honest then blind (1..1000)",
     )
     bench.add_argument("--json", action="store_true")
     bench.set_defaults(run=_cmd_bench)
@@ -571,7 +587,9 @@ def build_parser() -> argparse.ArgumentParser:
     window.add_argument("--players", type=int, default=4, help="seats, you included (2-8)")
     window.add_argument("--level", default="casual", help="bot level: novice, casual or expert")
     window.add_argument("--seed", type=int, default=None, help="deal the same game again")
-    window.add_argument("--frames", type=int, default=None, help=argparse.SUPPRESS)
+    window.add_argument(
+        "--frames", type=whole_number(1, 10**9), default=None, help=argparse.SUPPRESS
+    )
     window.set_defaults(run=_cmd_window)
     return parser
 

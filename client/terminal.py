@@ -51,7 +51,9 @@ Commands (you are seat 0; the bots play as you type):
   2 3           cards from work pile 2 onto work pile 3 (as many as fit)
   n u2          slide the Nerts top under work pile 2 (needs an empty work pile)
   n >1          build on seat 1's Nerts pile (when the table plays nerts_builds)
-  stuck  rotate  nerts  ?  q       or a full move such as: 0 5H n-w2
+  stuck         you have no card to play (refused while you have one)
+  rotate        while stuck: your top stock card to the bottom
+  nerts  ?  q   call Nerts / help / quit      or a full move such as: 0 5H n-w2
 """
 
 

@@ -1,7 +1,7 @@
 """Every message of the protocol: its schema (data only), its typed form, and the decode gate.
 
 A datagram is one envelope (`envelope.py`): ``[1, body, signature]``. The body is a msgpack
-array whose first item is the message kind. Kinds 1-7 are **ops**: authored by one peer,
+array whose first item is the message kind. Kinds 1-10 are **ops**: authored by one peer,
 signed by it, stored by everyone and relayed by anyone. Kinds 16-19 are **sync messages**:
 signed by their sender, acted on at once and never stored (kind 19 relays other
 peers' signed heartbeats). PROTOCOL.md is the prose
@@ -50,6 +50,9 @@ MAX_BATCH: Final = 16
 MAX_RELAYED: Final = 8  # heartbeats one EVIDENCE message carries
 NO_PREV: Final = bytes(OP_HASH_LEN)
 SEED_AND_SALT: Final = 32 + 16  # what a SEED_SHARE seals
+MIX_NONCE_LEN: Final = 16  # a participant's contribution to a round's tie coins (PROTOCOL.md 6)
+#: What a READY escrows to its own author: seed || salt || mix nonce, sealed to itself.
+ESCROWED: Final = SEED_AND_SALT + MIX_NONCE_LEN
 
 
 class Kind(enum.IntEnum):
@@ -61,6 +64,8 @@ class Kind(enum.IntEnum):
     MOVE = 6  # a game move, in the game's text notation
     REVEAL = 7  # after a round: the seed and salt behind the deal commitment
     SEED_SHARE = 8  # a partnership: the seat's seed and salt, sealed to the partner's key
+    DEPART = 9  # a vote that a silent participant has left the round (PROTOCOL.md 13)
+    MIX = 10  # a participant's mix nonce for the round's tie coins, committed in its READY
     HEARTBEAT = 16
     REQUEST = 17
     BATCH = 18
@@ -68,7 +73,9 @@ class Kind(enum.IntEnum):
 
 
 LOBBY_KINDS: Final = frozenset({Kind.OPEN, Kind.JOIN, Kind.READY})
-ROUND_KINDS: Final = frozenset({Kind.START, Kind.MOVE, Kind.REVEAL, Kind.SEED_SHARE})
+ROUND_KINDS: Final = frozenset(
+    {Kind.START, Kind.MOVE, Kind.REVEAL, Kind.SEED_SHARE, Kind.DEPART, Kind.MIX}
+)
 PLAYER, SPECTATOR = 0, 1
 
 _ID = s.Bin(exact=KEY_ID_LEN)
@@ -98,8 +105,15 @@ _PAYLOADS: Final[dict[Kind, s.Spec]] = {
     ),
     Kind.JOIN: s.Tuple(s.Bin(exact=PUBLIC_KEY_LEN), _NAME, s.Int(PLAYER, SPECTATOR)),
     Kind.LEAVE: s.Nil(),
-    # round, commitment H(seed || salt), cards shown at the deal
-    Kind.READY: s.Tuple(s.Int(1, MAX_EPOCH), s.Bin(exact=32), s.ListOf(s.Int(0, 511), max=8)),
+    # round, commitment H(seed || salt), cards shown at the deal, commitment to the mix
+    # nonce, and seed || salt || nonce sealed to the author itself (a restart recovers them)
+    Kind.READY: s.Tuple(
+        s.Int(1, MAX_EPOCH),
+        s.Bin(exact=32),
+        s.ListOf(s.Int(0, 511), max=8),
+        s.Bin(exact=32),
+        s.Bin(exact=ESCROWED + SEALED_OVERHEAD),
+    ),
     # participants (author ids), their seats, rules
     Kind.START: s.Tuple(
         s.ListOf(_ID, min=2, max=MAX_PARTICIPANTS),
@@ -110,6 +124,9 @@ _PAYLOADS: Final[dict[Kind, s.Spec]] = {
     Kind.REVEAL: s.Tuple(s.Bin(exact=32), s.Bin(exact=16)),  # seed, salt
     # recipient (author id), seed || salt sealed to it (protocol/sealed.py)
     Kind.SEED_SHARE: s.Tuple(_ID, s.Bin(exact=SEED_AND_SALT + SEALED_OVERHEAD)),
+    # the silent participant (author id), the highest of its seqs the voter holds
+    Kind.DEPART: s.Tuple(_ID, _SEQ0),
+    Kind.MIX: s.Bin(exact=MIX_NONCE_LEN),  # the nonce whose hash the author's READY committed
 }
 OP_SCHEMA: Final = s.Tagged({kind: s.Tuple(*_HEADER, spec) for kind, spec in _PAYLOADS.items()})
 SYNC_SCHEMA: Final = s.Tagged(

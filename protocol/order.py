@@ -1,9 +1,15 @@
 """The total order of a round's ops and which prefix of it is stable.
 
-Ops of round r sort by ``(lamport, tiebreak)``, where ``tiebreak = SHA-256(mix || author's
-public key)`` and ``mix`` is fixed by the round's START op (it hashes the participants' deal
-commitments, which nobody could choose after seeing the others). Equal keys are impossible:
-an author's lamports strictly increase, and two authors have different tiebreaks.
+Ops of round r sort by ``(lamport, tiebreak)``. The tiebreak is a coin for this very tie:
+``SHA-256("nerts-p2p/tie" || nonce_mix(op) || lamport || author's public key)``, where
+``nonce_mix(op)`` hashes the round's commitment mix with every mix nonce (MIX op) the op's
+deps cover. Each participant committed to its nonce in its READY, before the START fixed
+who plays, and reveals it in a MIX op once the round has started; a MOVE counts only when
+its deps cover every participant's nonce (the fold rejects it otherwise). So every exact
+tie between MOVEs is decided by randomness that nobody knew when the last commitment was
+made, and two ties at different Lamport times are independent coins (PROTOCOL.md 6).
+Equal keys are impossible: an author's lamports strictly increase, and two authors' coins
+differ (SHA-256 collisions aside).
 
 An op is **stable** once no op that sorts before it can still arrive: every participant has
 been heard from at a later Lamport time, either by an op or by a heartbeat that promises
@@ -17,15 +23,35 @@ import hashlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
-from .clocks import tiebreak
-from .messages import Op
+from .messages import Kind, Op
 
 MIX_DOMAIN = b"nerts-p2p/mix\0"
+NONCE_DOMAIN = b"nerts-p2p/mix-nonce\0"
+NONCE_MIX_DOMAIN = b"nerts-p2p/nonces\0"
+TIE_DOMAIN = b"nerts-p2p/tie\0"
 
 
 def round_mix(commitments: Sequence[bytes]) -> bytes:
-    """The round's seed mix: SHA-256 over the participants' commitments in START order."""
+    """The round's commitment mix: SHA-256 over the participants' commitments in START order."""
     return hashlib.sha256(MIX_DOMAIN + b"".join(commitments)).digest()
+
+
+def nonce_commitment(nonce: bytes) -> bytes:
+    """What a READY carries for its author's mix nonce."""
+    return hashlib.sha256(NONCE_DOMAIN + nonce).digest()
+
+
+def nonce_mix(mix: bytes, nonces: Sequence[bytes | None]) -> bytes:
+    """The commitment mix and the revealed nonces (None: not covered), in START order."""
+    parts = [b"\x01" + n if n is not None else b"\x00" for n in nonces]
+    return hashlib.sha256(NONCE_MIX_DOMAIN + mix + b"".join(parts)).digest()
+
+
+def tie_coin(mix_of_nonces: bytes, lamport: int, public_key: bytes) -> bytes:
+    """The tiebreak of one op: a fresh coin for every Lamport time."""
+    return hashlib.sha256(
+        TIE_DOMAIN + mix_of_nonces + lamport.to_bytes(8, "big") + public_key
+    ).digest()
 
 
 @dataclass
@@ -37,29 +63,56 @@ class EpochLog:
     public_keys: dict[bytes, bytes]
     mix: bytes
     start: Op
-    tiebreaks: dict[bytes, bytes] = field(default_factory=dict)
     keys: list[tuple[int, bytes]] = field(default_factory=list)
     ops: list[Op] = field(default_factory=list)
     #: participant -> highest Lamport time after which it can author nothing that sorts earlier
     horizon: dict[bytes, int] = field(default_factory=dict)
     excluded: dict[bytes, int] = field(default_factory=dict)  # expelled author -> first bad seq
+    #: participant -> (seq of its MIX op, its nonce)
+    nonces: dict[bytes, tuple[int, bytes]] = field(default_factory=dict)
+    #: departed participant -> the last of its seqs that counts (PROTOCOL.md 13)
+    departed: dict[bytes, int] = field(default_factory=dict)
+    #: the order key of the DEPART op at which the departures were agreed
+    departed_at: dict[bytes, tuple[int, bytes]] = field(default_factory=dict)
+
+    depart_ops: int = 0  # DEPART ops ordered so far
+    #: (DEPART ops, expulsions) when departures were last worked out
+    depart_seen: tuple[int, int] = (0, 0)
 
     def __post_init__(self) -> None:
         for author in self.participants:
-            self.tiebreaks[author] = tiebreak(self.mix, self.public_keys[author])
             self.horizon.setdefault(author, 0)
-        # A host may start a round it does not play: its START is ordered like any op (it
-        # authors nothing else in the round, so it does not hold back stability).
-        host = self.start.author
-        if host not in self.tiebreaks:
-            self.tiebreaks[host] = tiebreak(self.mix, self.public_keys[host])
         self.index = {author: i for i, author in enumerate(self.participants)}
 
     def order_key(self, op: Op) -> tuple[int, bytes]:
-        return op.lamport, self.tiebreaks[op.author]
+        return op.lamport, tie_coin(self.nonce_mix_of(op), op.lamport, self.public_keys[op.author])
+
+    def covers_nonce(self, op: Op, participant: bytes) -> bool:
+        """The op's author had delivered `participant`'s MIX when it made `op`."""
+        held = self.nonces.get(participant)
+        if held is None or len(op.round_deps) != len(self.participants):
+            return False
+        return held[0] <= op.round_deps[self.index[participant]]
+
+    def nonce_mix_of(self, op: Op) -> bytes:
+        return nonce_mix(
+            self.mix,
+            [self.nonces[p][1] if self.covers_nonce(op, p) else None for p in self.participants],
+        )
+
+    def owes_nonce(self, participant: bytes, before: tuple[int, bytes]) -> bool:
+        """A MOVE sorting at `before` must cover `participant`'s nonce: it still plays then."""
+        if participant in self.excluded:
+            return False  # expelled for equivocation: its nonce cannot be trusted either way
+        at = self.departed_at.get(participant)
+        return at is None or at > before
 
     def insert(self, op: Op) -> int:
         """Add a delivered op; returns its position (less than the old length: a late op)."""
+        if op.kind == Kind.MIX and op.author in self.index and op.author not in self.nonces:
+            self.nonces[op.author] = (op.seq, op.payload)
+        elif op.kind == Kind.DEPART:
+            self.depart_ops += 1
         key = self.order_key(op)
         at = bisect.bisect_right(self.keys, key)
         self.keys.insert(at, key)
@@ -76,16 +129,32 @@ class EpochLog:
         holds back stability."""
         self.excluded[author] = min(from_seq, self.excluded.get(author, from_seq))
 
-    def counts(self, op: Op) -> bool:
+    def orders(self, author: bytes) -> bool:
+        """The round orders this author's ops: a participant, or the host that started it
+        (a host may start a round it does not play; its START is ordered like any op)."""
+        return author in self.index or author == self.start.author
+
+    def counts_for_order(self, op: Op) -> bool:
+        """Ordered here: not an op of an expelled author from its equivocation on. (A
+        departed author's late ops are ordered but do not count: a departure is a function
+        of the ops, so a late DEPART could still move it.)"""
         bad = self.excluded.get(op.author)
         return bad is None or op.seq < bad
 
+    def counts(self, op: Op) -> bool:
+        if not self.counts_for_order(op):
+            return False
+        cut = self.departed.get(op.author)
+        return cut is None or op.seq <= cut
+
     def counts_author(self, author: bytes) -> bool:
-        """False once the author is expelled (its later ops do not count)."""
-        return author not in self.excluded
+        """False once the author is expelled or departed (its later ops do not count)."""
+        return author not in self.excluded and author not in self.departed
 
     def stable_bound(self) -> int:
-        live = [h for a, h in self.horizon.items() if a not in self.excluded]
+        live = [
+            h for a, h in self.horizon.items() if a not in self.excluded and a not in self.departed
+        ]
         return min(live) if live else 2**62
 
     def stable_count(self) -> int:

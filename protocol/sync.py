@@ -27,6 +27,7 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from . import departure
 from .clocks import LamportClock, VersionVector
 from .counters import DropCounters
 from .envelope import seal
@@ -54,7 +55,7 @@ from .messages import (
     request_body,
     seal_op,
 )
-from .order import EpochLog, round_mix
+from .order import EpochLog, nonce_commitment, round_mix
 from .promises import PromiseBook, broken_promise
 from .ratelimit import TokenBucketLimiter
 from .signing import SigningKeyPair, op_hash, verify
@@ -104,6 +105,33 @@ class DivergenceDetected:
     theirs: bytes
 
 
+@dataclass(frozen=True)
+class DeparturesChanged:
+    """The round's departures by agreement (PROTOCOL.md 13) changed: `departed` maps each
+    departed participant to the last of its seqs that counts. Usually one more participant
+    has gone; a late DEPART sorting earlier may also move an agreement."""
+
+    epoch: int
+    departed: dict[bytes, int]
+    added: tuple[bytes, ...]
+
+
+@dataclass
+class Quarantine:
+    """A peer that may have authored ops before it lost its log (a restart) must not author
+    seq 1 again: that would be equivocation. It waits until it has heard the table for
+    `hold` seconds and holds every op of its own that any heartbeat named."""
+
+    hold: float
+    since: float | None = None  # when the first heartbeat of another member arrived
+    wanted: int = 0  # the highest seq of ours any heartbeat named
+    #: Our own latest heartbeat as relayed back to us (EVIDENCE): what we had promised. A
+    #: peer that had ops here must see it, and hold every op its vector named, before it
+    #: signs again (else its next op could break that promise).
+    own_seen: bool = False
+    promised: dict[bytes, int] | None = None
+
+
 def fair_take(runs: Sequence[Sequence[Op]], budget: int) -> list[Op]:
     """Up to `budget` ops from `runs`, round robin: the first op of every run, then the
     second of every run, and so on. Each run keeps its own order (ascending seq)."""
@@ -117,7 +145,7 @@ def fair_take(runs: Sequence[Sequence[Op]], budget: int) -> list[Op]:
     return out
 
 
-SyncEvent = OpDelivered | OpRejected | AuthorExpelled | DivergenceDetected
+SyncEvent = OpDelivered | OpRejected | AuthorExpelled | DivergenceDetected | DeparturesChanged
 
 
 @dataclass
@@ -173,6 +201,14 @@ class SyncPeer:
         self._waiting_hb: dict[bytes, tuple[int, int]] = {}  # author -> (lamport, own seq)
         # author -> (its op rejected as backdated, the dep (author, seq) it failed on)
         self._backdated_on: dict[bytes, tuple[Op, tuple[bytes, int]]] = {}
+        #: author -> when we last had a sign of life from it (an op it signed, its heartbeat)
+        self.heard: dict[bytes, float] = {}
+        #: sender -> the vector of its latest heartbeat: what it acknowledges holding
+        self.acks: dict[bytes, VersionVector] = {}
+        self._latest_hb: dict[bytes, int] = {}  # sender -> lamport of its newest heartbeat
+        #: A restarted peer authors nothing until the table has shown it its own chain
+        #: (`quarantine`): None when free to author.
+        self.quarantined: Quarantine | None = None
         self.promises = PromiseBook()
         self._held_hashes: set[bytes] = set()  # op hashes delivered or parked here
         self.lies: dict[bytes, tuple[Heartbeat, Op]] = {}  # author -> promise and the op
@@ -227,6 +263,11 @@ class SyncPeer:
     def author(self, kind: Kind, epoch: int, payload: object) -> Op:
         """Sign and deliver an op of our own; it is queued for every peer. The caller stores
         it before sending (crash safety) by reading `outgoing()` after persisting."""
+        if self.quarantined is not None:
+            raise LocalProtocolError(
+                DropReason.SCHEMA,
+                "restarting: waiting for the table to show us our own ops before authoring",
+            )
         seq = self.delivered(self.me) + 1
         prev = self.logs[self.me][-1].hash if seq > 1 else NO_PREV
         lamport = self.clock.tick()
@@ -239,8 +280,9 @@ class SyncPeer:
             # Ours to refuse: sending it would only get it rejected everywhere and leave our
             # own chain dead. Nothing was stored, so the seq is free again.
             raise LocalProtocolError(problem[0], f"cannot author this {kind.name}: {problem[1]}")
-        self._deliver(op)
+        self._deliver(op, authored=True)
         self._outbox.append((BROADCAST, op.datagram()))
+        self._resolve_departures()
         return op
 
     # --- receiving ---------------------------------------------------------------------
@@ -263,7 +305,7 @@ class SyncPeer:
                 # on its own, and nothing is taken from the relay's sender field, so the relay's
                 # own signature is not worth a verification (a catching-up peer gets many).
                 if isinstance(message, Evidence):
-                    self._on_evidence(message)
+                    self._on_evidence(message, now)
                 else:
                     self._on_batch(message, source, now)
                 return
@@ -297,6 +339,27 @@ class SyncPeer:
                 self._receive_op(decode_op(body, signature, table=self.table), source, now)
             except RemoteProtocolError as exc:
                 self.counters.count_error(exc)
+
+    def load(self, datagrams: Sequence[bytes]) -> None:
+        """Ops from our own store (a node restarting): every gate step but the rate limit,
+        which is for the network. First ops (they carry keys) go first."""
+        ops: list[Op] = []
+        for datagram in datagrams:
+            try:
+                message = decode(datagram, table=self.table)
+            except RemoteProtocolError as exc:
+                self.counters.count_error(exc)
+                continue
+            if isinstance(message, Op):
+                ops.append(message)
+        ops.sort(key=lambda op: (op.public_key is None, op.seq))
+        outbox = len(self._outbox)
+        for op in ops:
+            try:
+                self._receive_op(op, None, 0.0)
+            except RemoteProtocolError as exc:
+                self.counters.count_error(exc)
+        del self._outbox[outbox:]  # nothing to ask the store for
 
     def _verify_sender(self, sender: bytes, body: bytes, signature: bytes) -> bool:
         """Verify a sync message's signature; False if we have no key for its sender yet."""
@@ -342,6 +405,7 @@ class SyncPeer:
             self.request(source, [(author, 1, 1)], now)
             return
         verify(public_key, op.body, op.signature)
+        self.heard[author] = max(now, self.heard.get(author, now))
         if op.public_key is not None and author not in self.keys:
             self.keys[author] = op.public_key
             for parked_op in self.awaiting_key.pop(author, []):
@@ -389,6 +453,7 @@ class SyncPeer:
                     del self.pending[author]
                 self._deliver_checked(op)
                 progress = True
+        self._resolve_departures()
 
     def _deps_met(self, op: Op) -> bool:
         if op.kind != Kind.OPEN and self.open_op is None:
@@ -399,6 +464,8 @@ class SyncPeer:
             )
         log = self.epochs.get(op.epoch)
         if log is None and op.kind != Kind.START:
+            return False
+        if self._successor_waits(op):
             return False
         participants = log.participants if log is not None else op.payload[0]
         if len(op.round_deps) != len(participants):
@@ -528,11 +595,12 @@ class SyncPeer:
         if hb is not None:
             self._check_promise(hb, op)
 
-    def _deliver(self, op: Op) -> None:
+    def _deliver(self, op: Op, *, authored: bool = False) -> None:
         author = op.author
         self.logs.setdefault(author, []).append(op)
         self._held_hashes.add(op.hash)
-        if author != self.me:
+        if not authored:
+            # Our own ops come back this way only after a restart: the clock must pass them.
             self.clock.observe(op.lamport)
         self._apply_membership(op)
         position = None
@@ -540,7 +608,7 @@ class SyncPeer:
             epoch = self.epochs[op.epoch]
             # Only the round's own ops are ordered in it: a LEAVE (any member, any epoch)
             # from someone who does not play the round has no place there.
-            if epoch.counts(op) and author in epoch.tiebreaks:
+            if epoch.counts_for_order(op) and epoch.orders(author):
                 position = epoch.insert(op)
         # Any op, lobby ops too, says its author's next op is stamped later: a horizon.
         for other in self.epochs.values():
@@ -567,8 +635,11 @@ class SyncPeer:
                 return DropReason.SPECTATOR_OP, "a spectator cannot take part in a round"
             return None
         if kind == Kind.START:
-            if author != self.host:
-                return DropReason.NOT_A_MEMBER, "only the table's host starts a round"
+            if author != self.starter(op.epoch):
+                return (
+                    DropReason.NOT_A_MEMBER,
+                    "only the table's host (or successor) starts a round",
+                )
             if op.epoch in self.epochs:
                 return DropReason.SCHEMA, f"round {op.epoch} has already started"
             for p in op.payload[0]:
@@ -585,6 +656,10 @@ class SyncPeer:
             if member.role == SPECTATOR:
                 return DropReason.SPECTATOR_OP, "a spectator authors no game ops"
             return DropReason.NOT_A_MEMBER, f"the author does not play round {op.epoch}"
+        if kind == Kind.MIX:
+            return self._mix_problem(op, epoch)
+        if kind == Kind.DEPART:
+            return self._depart_problem(op, epoch)
         return None
 
     def ready_for(self, epoch: int, author: bytes, start: Op) -> Op | None:
@@ -628,6 +703,108 @@ class SyncPeer:
                 log.hear(p, self.logs[p][-1].lamport if self.logs.get(p) else 0)
             self.epochs[op.epoch] = log
 
+    # --- departures, fair ties, restarts (PROTOCOL.md 6, 13, 14) -------------------------
+
+    def starter(self, epoch: int) -> bytes | None:
+        """Who may START round `epoch`: the host, unless it departed from (or left) an
+        earlier round; then the first participant of that round, in START order, still in
+        it. Deterministic: every peer that holds the earlier round's agreement names the
+        same successor."""
+        starter = self.host
+        for number in sorted(self.epochs):
+            if number >= epoch or starter is None:
+                break
+            log = self.epochs[number]
+            gone = self.members.get(starter)
+            if starter in log.departed or (gone is not None and gone.left):
+                starter = next(
+                    (
+                        p
+                        for p in log.participants
+                        if p not in log.excluded and not self.members[p].left
+                    ),
+                    starter,
+                )
+        return starter
+
+    def _successor_waits(self, op: Op) -> bool:
+        """A START from someone other than the host is judged once this peer knows the
+        host has departed (until then it waits, like an op whose deps are missing)."""
+        if op.kind != Kind.START or op.author == self.host:
+            return False
+        previous = self.epochs.get(op.epoch - 1)
+        if previous is None or self.starter(op.epoch) != self.host:
+            return False
+        heir = next(
+            (
+                p
+                for p in previous.participants
+                if p != self.host and p not in previous.excluded and not self.members[p].left
+            ),
+            None,
+        )
+        return op.author == heir  # anyone else is refused at once
+
+    def _mix_problem(self, op: Op, epoch: EpochLog) -> tuple[DropReason, str] | None:
+        if op.author in epoch.nonces:
+            return DropReason.SCHEMA, f"a second MIX in round {op.epoch}"
+        ready = self.ready_for(op.epoch, op.author, epoch.start)
+        if ready is None or nonce_commitment(op.payload) != ready.payload[3]:
+            return DropReason.SCHEMA, "the mix nonce does not open its author's READY commitment"
+        return None
+
+    def _depart_problem(self, op: Op, epoch: EpochLog) -> tuple[DropReason, str] | None:
+        target, held = op.payload
+        if target not in epoch.index or target == op.author:
+            return DropReason.SCHEMA, "a DEPART names another participant of its round"
+        if held != op.round_deps[epoch.index[target]]:
+            return (
+                DropReason.SCHEMA,
+                "a DEPART names the target's seq its deps hold, no more and no less",
+            )
+        return None
+
+    def _resolve_departures(self) -> None:
+        for epoch in self.epochs.values():
+            seen = (epoch.depart_ops, len(epoch.excluded))
+            if seen == epoch.depart_seen:
+                continue  # no new vote and no expulsion: nothing to work out again
+            epoch.depart_seen = seen
+            agreed = departure.resolve(epoch)
+            departed = {a: cut for a, (cut, _) in agreed.items()}
+            if departed == epoch.departed:
+                continue
+            added = tuple(a for a in departed if a not in epoch.departed)
+            epoch.departed = departed
+            epoch.departed_at = {a: key for a, (_, key) in agreed.items()}
+            self._events.append(DeparturesChanged(epoch.epoch, dict(departed), added))
+
+    def quarantine(self, hold: float = 1.0) -> None:
+        """We may have authored ops at this table before losing them (a restart without
+        the store): author nothing until the table has shown us our own chain."""
+        self.quarantined = Quarantine(hold)
+
+    def _quarantine_heartbeat(self, own_seq: int, now: float) -> None:
+        q = self.quarantined
+        if q is None:
+            return
+        q.wanted = max(q.wanted, own_seq)
+        if q.since is None:
+            q.since = now
+        self._release_quarantine(now)
+
+    def _release_quarantine(self, now: float) -> None:
+        q = self.quarantined
+        if (
+            q is not None
+            and q.since is not None
+            and now - q.since >= q.hold
+            and self.delivered(self.me) >= q.wanted
+            and (q.wanted == 0 or q.own_seen)
+            and all(self.delivered(a) >= n for a, n in (q.promised or {}).items())
+        ):
+            self.quarantined = None
+
     # --- equivocation ------------------------------------------------------------------
 
     def _expel(self, first: Op, second: Op) -> None:
@@ -665,7 +842,7 @@ class SyncPeer:
 
     # --- heartbeats as promises (protocol/promises.py) ---------------------------------
 
-    def _on_evidence(self, message: Evidence) -> None:
+    def _on_evidence(self, message: Evidence, now: float) -> None:
         """Heartbeats relayed by `message.sender`, each checked on its own like a BATCH's
         ops: a horizon for stability, and a promise to hold the author's next op to."""
         for body, signature in message.heartbeats:
@@ -678,11 +855,25 @@ class SyncPeer:
                     raise RemoteProtocolError(
                         DropReason.UNKNOWN_AUTHOR, "a relayed heartbeat of an unknown peer"
                     )
-                VersionVector.from_pairs(hb.vector)  # canonical, as a direct heartbeat
+                self._sign_of_life(hb, VersionVector.from_pairs(hb.vector), now)
                 self._on_promise(hb)
                 self._hear_heartbeat(hb)
             except RemoteProtocolError as exc:
                 self.counters.count_error(exc)
+
+    def _sign_of_life(self, hb: Heartbeat, vector: VersionVector, now: float) -> None:
+        """A heartbeat newer than any we had of its sender (direct or relayed: relays
+        repeat old ones) shows it alive now, acknowledging `vector` (departures, 13)."""
+        q = self.quarantined
+        if q is not None and hb.sender == self.me:
+            q.own_seen = True
+            q.promised = {a: max(n, (q.promised or {}).get(a, 0)) for a, n in vector.items()}
+            self.clock.observe(hb.lamport)
+        if hb.lamport <= self._latest_hb.get(hb.sender, -1):
+            return
+        self._latest_hb[hb.sender] = hb.lamport
+        self.heard[hb.sender] = max(now, self.heard.get(hb.sender, now))
+        self.acks[hb.sender] = vector
 
     def _on_promise(self, hb: Heartbeat) -> None:
         """Keep a verified heartbeat (direct or relayed) and hold its author to it."""
@@ -735,6 +926,11 @@ class SyncPeer:
 
     def tick(self, now: float) -> None:
         """Send a heartbeat when one is due."""
+        self._release_quarantine(now)
+        if self.quarantined is not None:
+            # A heartbeat is a promise about our next op; a restarted peer does not know its
+            # own chain yet, so it promises nothing (it only asks).
+            return
         if now < self._next_heartbeat:
             return
         self._next_heartbeat = now + self.heartbeat_interval
@@ -743,6 +939,7 @@ class SyncPeer:
         lamport = self.clock.tick()  # a promise: our next op is stamped later than this
         for epoch in self.epochs.values():
             epoch.hear(self.me, lamport)
+        self._resolve_departures()
         self._outbox.append(
             (
                 BROADCAST,
@@ -755,6 +952,8 @@ class SyncPeer:
 
     def _on_heartbeat(self, hb: Heartbeat, source: Hashable, now: float) -> None:
         theirs = VersionVector.from_pairs(hb.vector)  # canonical: sorted, no repeats
+        self._sign_of_life(hb, theirs, now)
+        self._quarantine_heartbeat(theirs.seq(self.me), now)
         self._on_promise(hb)
         self._hear_heartbeat(hb)
         vector = self.vector()
@@ -774,6 +973,7 @@ class SyncPeer:
             MAX_PUSH,
         )
         self._send_ops(source, push)
+        self._resolve_departures()
 
     def _gaps(self, theirs: VersionVector) -> list[tuple[bytes, int, int]]:
         """What a peer with vector `theirs` holds that we lack, as ranges to ask it for: the
@@ -889,6 +1089,7 @@ class SyncPeer:
 __all__ = [
     "BROADCAST",
     "AuthorExpelled",
+    "DeparturesChanged",
     "DivergenceDetected",
     "Member",
     "OpDelivered",

@@ -203,3 +203,32 @@ def test_every_core_module_has_an_existing_test_subset() -> None:
         assert (mutate.ROOT / module).is_file(), module
         for test in tests:
             assert (mutate.ROOT / test.split("::")[0]).is_file(), test
+
+
+def test_a_survivor_listed_as_equivalent_leaves_the_score(
+    project: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    listed = tmp_path / "equivalent.txt"
+    listed.write_text(
+        "# comment\n"
+        "calc/lib.py | return age >= 18 | >= -> >  # pretend: the suite need not tell\n"
+        "calc/lib.py | a | b | c | 1 -> 2  # an original line holding ' | ' still parses\n"
+    )
+    assert mutate.load_equivalent(listed) == {
+        "calc/lib.py | return age >= 18 | >= -> >",
+        "calc/lib.py | a | b | c | 1 -> 2",
+    }
+    monkeypatch.setattr(mutate, "EQUIVALENT_FILE", listed)
+    args = ["--root", str(project), "--module", "calc/lib.py", "--tests", "weak", "--json"]
+    assert mutate.main([*args, "--sample", "2", "--seed", "8"]) == 0
+    (module,) = json.loads(capsys.readouterr().out)["modules"]
+    assert (module["killed"], module["equivalent"], module["score"], module["raw_score"]) == (
+        1,
+        1,
+        100.0,
+        50.0,
+    )
+    assert [s["equivalent"] for s in module["survivors"]] == [True]

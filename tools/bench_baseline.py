@@ -23,8 +23,14 @@ from pathlib import Path
 BASELINE_COMMIT = "a82ec0c"
 ROOT = Path(__file__).resolve().parent.parent
 
-#: Run in the child: reads a bot level name per line, answers 4-seat rounds per second.
-_CHILD = """
+#: Rounds per measured repeat, in both versions.
+ROUNDS = 5
+
+#: Run in the child: reads a bot level and a seed per line, answers 4-seat rounds per
+#: second of process CPU time.
+_CHILD = (
+    f"ROUNDS = {ROUNDS}\n"
+    + """
 import json, sys, time
 from nerts_p2p.game.bots import LEVELS
 from nerts_p2p.game.deck import seat_seed
@@ -35,12 +41,13 @@ rules = Rules(seats=4)
 print(json.dumps({"ready": __import__("nerts_p2p").__file__}), flush=True)
 for line in sys.stdin:
     level, seed = line.split()
-    start = time.perf_counter()
-    for r in range(3):
+    start = time.process_time()
+    for r in range(ROUNDS):
         seeds = [seat_seed(int(seed), r + 2, s) for s in range(4)]
         simulate_round(rules, seeds, [LEVELS[level]] * 4, match_seed=int(seed))
-    print(json.dumps({"rate": 3 / (time.perf_counter() - start)}), flush=True)
+    print(json.dumps({"rate": ROUNDS / (time.process_time() - start)}), flush=True)
 """
+)
 
 
 class Baseline:
@@ -95,6 +102,7 @@ def baseline(commit: str = BASELINE_COMMIT) -> Iterator[Baseline | None]:
             assert ready.startswith(tmp), ready
             yield Baseline(child)
         finally:
-            if child.stdin is not None:
-                child.stdin.close()
+            for pipe in (child.stdin, child.stdout):
+                if pipe is not None:
+                    pipe.close()
             child.wait(timeout=30)

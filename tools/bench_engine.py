@@ -16,7 +16,7 @@ from nerts_p2p.game.legal import legal_moves
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.game.simulate import simulate_round
 from nerts_p2p.game.state import GameState
-from tools.bench_baseline import BASELINE_COMMIT, baseline
+from tools.bench_baseline import BASELINE_COMMIT, ROUNDS, baseline
 
 
 def summary(values: list[float]) -> dict[str, float]:
@@ -74,14 +74,13 @@ def engine_benchmarks(
             legal_moves(s, i % 4)
         return len(states)
 
-    def rounds(level: BotLevel) -> Callable[[], int]:
-        def run() -> int:
-            for r in range(3):
-                round_seeds = [seat_seed(seed, r + 2, s) for s in range(4)]
-                simulate_round(rules, round_seeds, [level] * 4, match_seed=seed)
-            return 3
-
-        return run
+    def rounds_per_cpu_second(level: BotLevel) -> float:
+        # CPU time of this process: on a shared host, other processes' load counts less.
+        start = time.process_time()
+        for r in range(ROUNDS):
+            round_seeds = [seat_seed(seed, r + 2, s) for s in range(4)]
+            simulate_round(rules, round_seeds, [level] * 4, match_seed=seed)
+        return ROUNDS / (time.process_time() - start)
 
     results = {
         "moves_applied_per_s": rate(replay, repeats),
@@ -92,7 +91,7 @@ def engine_benchmarks(
             now: list[float] = []
             then: list[float] = []
             for _ in range(repeats):
-                now.append(rate(rounds(level), 1)["median"])
+                now.append(rounds_per_cpu_second(level))
                 if before is not None:
                     then.append(before.rounds_per_second(level.name, seed))
             results[f"rounds_4_seat_{level.name}_per_s"] = summary(now)

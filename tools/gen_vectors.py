@@ -55,11 +55,13 @@ from typing import Any
 import msgpack
 
 from nerts_p2p.table.gate import TableGate
+from nerts_p2p.table.presence import seal_escrow
 from nerts_p2p.table.replica import deal_commitment
 from protocol.codec import pack
 from protocol.envelope import PROTOCOL_VERSION, open_envelope, seal
 from protocol.errors import DropReason, RemoteProtocolError
 from protocol.messages import (
+    MIX_NONCE_LEN,
     NO_PREV,
     PLAYER,
     SPECTATOR,
@@ -78,11 +80,12 @@ from protocol.messages import (
     op_body,
     request_body,
 )
+from protocol.order import nonce_commitment
 from protocol.signing import SigningKeyPair, sign
 from protocol.sync import SyncPeer
 
 VECTORS_DIR = Path(__file__).resolve().parent.parent / "protocol" / "vectors"
-FILES = ("ops.json", "sync.json", "invalid.json")
+FILES = ("ops.json", "sync.json", "invalid.json", "departure.json")
 
 
 def _key(label: str) -> SigningKeyPair:
@@ -101,6 +104,22 @@ TABLE_RULES = [["seats", 4], ["target", 100]]
 ROUND_RULES = [["seats", 2], ["target", 100]]
 SECRETS = {name: (_secret(f"{name}/seed", 32), _secret(f"{name}/salt", 16)) for name in KEYS}
 SHOWN = {"host": [12, 3, 20, 41, 7], "alice": [30, 0, 17, 38, 9]}
+MIX_NONCES = {name: _secret(f"{name}/mix", MIX_NONCE_LEN) for name in KEYS}
+
+
+def ready_payload(name: str, number: int, shown: Sequence[int]) -> list[object]:
+    """A READY as `TableReplica.ready` makes it: deal commitment, shown cards, the mix
+    nonce's commitment and the escrow of seed || salt || nonce sealed to the author."""
+    seed, salt = SECRETS[name]
+    nonce = MIX_NONCES[name]
+    box_nonce = _secret(f"{name}/box/{number}", 24)
+    return [
+        number,
+        deal_commitment(seed, salt),
+        list(shown),
+        nonce_commitment(nonce),
+        seal_escrow(KEYS[name], seed + salt + nonce, box_nonce),
+    ]
 
 
 def to_json(value: object) -> Any:
@@ -269,7 +288,7 @@ def play_history() -> History:
         h.author(name, Kind.JOIN, 0, [KEYS[name].public_key, name, role])
     h.author("carol", Kind.LEAVE, 0, None)
     for name in ("host", "alice"):
-        h.author(name, Kind.READY, 0, [1, deal_commitment(*SECRETS[name]), SHOWN[name]])
+        h.author(name, Kind.READY, 0, ready_payload(name, 1, SHOWN[name]))
     start = [[KEYS["host"].key_id, KEYS["alice"].key_id], [0, 1], ROUND_RULES]
     h.snapshots["start_by_alice"] = h.body("alice", Kind.START, 1, start)
     other_rules = [start[0], start[1], [["seats", 2], ["target", 50]]]
@@ -278,6 +297,12 @@ def play_history() -> History:
     h.author("alice", Kind.MOVE, 1, "turn +5H+7C+9D")
     h.author("host", Kind.MOVE, 1, "AH n-f +QS")
     h.author("alice", Kind.MOVE, 1, "9D d-w1")
+    h.snapshots["mix_wrong_host"] = h.body("host", Kind.MIX, 1, _secret("wrong", MIX_NONCE_LEN))
+    for name in ("host", "alice"):
+        # (A real peer reveals its nonce before it moves; the sync layer does not order
+        # these, the fold rejects moves that did not see every nonce. Here the MIX ops
+        # come after the moves so the other vectors keep their seqs.)
+        h.author(name, Kind.MIX, 1, MIX_NONCES[name])
     # No REVEAL here: after its REVEAL an author makes no more moves in the round, and the
     # invalid vectors need both still playing. Each REVEAL is a vector of its own.
     return h
@@ -291,6 +316,8 @@ _OP_NAMES = {
     Kind.START: "start",
     Kind.MOVE: "move",
     Kind.REVEAL: "reveal",
+    Kind.MIX: "mix",
+    Kind.DEPART: "depart",
 }
 
 
@@ -571,7 +598,7 @@ def invalid_vectors(h: History) -> list[Vector]:
                 join_alice.lamport,
                 0,
                 [[ids["host"], 1], [ids["alice"], 1]],
-                [1, deal_commitment(*SECRETS["host"]), SHOWN["host"]],
+                ready_payload("host", 1, SHOWN["host"]),
             ),
         ),
         k["host"],
@@ -601,9 +628,7 @@ def invalid_vectors(h: History) -> list[Vector]:
     # --- membership ---
     add(
         "non_member_after_leave",
-        seal(
-            k["carol"], h.body("carol", Kind.READY, 0, [2, deal_commitment(*SECRETS["carol"]), []])
-        ),
+        seal(k["carol"], h.body("carol", Kind.READY, 0, ready_payload("carol", 2, []))),
         k["carol"],
         DropReason.NOT_A_MEMBER,
         everything,
@@ -624,7 +649,7 @@ def invalid_vectors(h: History) -> list[Vector]:
     )
     add(
         "spectator_ready",
-        seal(k["sam"], h.body("sam", Kind.READY, 0, [2, bytes(32), []])),
+        seal(k["sam"], h.body("sam", Kind.READY, 0, ready_payload("sam", 2, []))),
         k["sam"],
         DropReason.SPECTATOR_OP,
         everything,
@@ -700,7 +725,8 @@ def version_2_vectors(h: History) -> list[Vector]:
         ("ready_shows_a_card_twice", [1, 1, 2, 3, 4]),
         ("ready_shows_a_joker_without_jokers", [52, 1, 2, 3, 4]),
     ):
-        ready = seal(k["bob"], h.body("bob", Kind.READY, 0, [2, commitment, shown]))
+        payload = [2, commitment, shown, *ready_payload("bob", 2, shown)[3:]]
+        ready = seal(k["bob"], h.body("bob", Kind.READY, 0, payload))
         add(label, ready, "bob", DropReason.SCHEMA, everything)
     off_rules = h.snapshots["start_other_rules"]
     add(
@@ -747,6 +773,78 @@ def version_2_vectors(h: History) -> list[Vector]:
     return out
 
 
+def departure_and_tie_vectors(h: History) -> list[Vector]:
+    """DEPART and MIX (PROTOCOL.md 6 and 13): the valid forms and each gate check."""
+    k, alice_id = KEYS, KEYS["alice"].key_id
+    everything = h.datagrams()
+    held = h.peers["host"].delivered(alice_id)
+    out = [
+        Vector(
+            "depart_host_names_alice",
+            seal(k["host"], h.body("host", Kind.DEPART, 1, [alice_id, held])),
+            k["host"],
+            None,
+            everything,
+        ),
+        Vector(
+            "depart_names_more_than_its_deps_hold",
+            seal(k["host"], h.body("host", Kind.DEPART, 1, [alice_id, held + 1])),
+            k["host"],
+            DropReason.SCHEMA,
+            everything,
+        ),
+        Vector(
+            "depart_names_its_own_author",
+            seal(
+                k["host"],
+                h.body(
+                    "host",
+                    Kind.DEPART,
+                    1,
+                    [k["host"].key_id, h.peers["host"].delivered(k["host"].key_id)],
+                ),
+            ),
+            k["host"],
+            DropReason.SCHEMA,
+            everything,
+        ),
+        Vector(
+            "depart_names_a_non_participant",
+            seal(k["host"], h.body("host", Kind.DEPART, 1, [k["bob"].key_id, 0])),
+            k["host"],
+            DropReason.SCHEMA,
+            everything,
+        ),
+        Vector(
+            "depart_by_a_non_participant",
+            seal(k["bob"], h.body("bob", Kind.DEPART, 1, [alice_id, 0])),
+            k["bob"],
+            DropReason.NOT_A_MEMBER,
+            everything,
+        ),
+    ]
+    before_mix = next(i for i, (_, op) in enumerate(h.ops) if op.kind == Kind.MIX)
+    out.append(
+        Vector(
+            "mix_does_not_open_the_ready_commitment",
+            seal(k["host"], h.snapshots["mix_wrong_host"]),
+            k["host"],
+            DropReason.SCHEMA,
+            h.datagrams(before_mix),
+        )
+    )
+    out.append(
+        Vector(
+            "second_mix_in_a_round",
+            seal(k["host"], h.body("host", Kind.MIX, 1, MIX_NONCES["host"])),
+            k["host"],
+            DropReason.SCHEMA,
+            everything,
+        )
+    )
+    return out
+
+
 def build() -> dict[str, str]:
     """File name -> the exact text of each vector file."""
     h = play_history()
@@ -754,6 +852,7 @@ def build() -> dict[str, str]:
         "ops.json": op_vectors(h),
         "sync.json": sync_vectors(h),
         "invalid.json": invalid_vectors(h),
+        "departure.json": departure_and_tie_vectors(h),
     }
     return {
         name: json.dumps([v.as_json() for v in vectors], indent=1) + "\n"

@@ -112,6 +112,8 @@ class PeerMesh:
     stats: MeshStats = field(default_factory=MeshStats)
     #: While set, bots make no moves (to measure how the mesh settles on its own).
     bots_paused: bool = False
+    #: Peers that are gone (a closed laptop lid): they neither send nor receive.
+    vanished: set[int] = field(default_factory=set)
     #: Simulated seconds a peer may hold undeliverable ops without delivering anything (while
     #: no partition or pause acts) before the mesh fails with `MeshStalledError`; None: never.
     stall_limit: float | None = 60.0
@@ -212,6 +214,11 @@ class PeerMesh:
             return False
         at, _, kind, peer, payload = heapq.heappop(self._queue)
         self.now = max(self.now, at)
+        if peer in self.vanished:
+            if kind != "deliver":
+                self._schedule(self.now + self.heartbeat, kind, peer, None)
+            self._progress[peer] = (-1, self.now)  # gone is not stalled
+            return True
         wake = self.faults.paused_until(peer, self.now)
         if wake is not None:
             # Frozen: whatever was due happens when it wakes, all at once.
@@ -280,6 +287,8 @@ class PeerMesh:
     def _lobby(self, peer: int) -> None:
         """What each person does between rounds: join, say ready, and (the host) start."""
         replica = self.replicas[peer]
+        if not replica.can_author:
+            return  # a restarted peer waits to be shown its own ops
         if not replica.is_member and replica.sync.open_op is not None:
             replica.join()
         if not replica.is_member or replica.role != PLAYER:
@@ -291,7 +300,11 @@ class PeerMesh:
             return
         if last + 1 not in replica.my_secrets and last < self.max_rounds:
             replica.ready()
-        if peer == 0 and len(replica.ready_players(last + 1)) == self.players:
+        present = self.players - len(self.vanished & set(range(self.players)))
+        if (
+            replica.sync.starter(last + 1) == replica.me
+            and len(replica.ready_players(last + 1)) >= present
+        ):
             replica.start()
 
     max_rounds: int = 1
@@ -300,7 +313,8 @@ class PeerMesh:
         """Run until `rounds` rounds are final on every peer, or simulated time `until`."""
         self.max_rounds = rounds
         while self.now < until and self.step():
-            if all(len(f) >= rounds for f in self.finals) or self._match_over():
+            present = [f for i, f in enumerate(self.finals) if i not in self.vanished]
+            if all(len(f) >= rounds for f in present) or self._match_over():
                 break
         # Let the heartbeats settle so every peer has every op.
         settle = self.now + 10 * self.heartbeat
@@ -310,7 +324,8 @@ class PeerMesh:
     def _match_over(self) -> bool:
         return all(
             f and max(f.values(), key=lambda e: e.round).match_winner is not None
-            for f in self.finals
+            for i, f in enumerate(self.finals)
+            if i not in self.vanished
         )
 
     def add_spectator(self, name: str = "late") -> TableReplica:
@@ -333,6 +348,46 @@ class PeerMesh:
         self._progress.append((0, self.now))
         self._schedule(self.now, "tick", index, None)
         self._flush(index)
+        return replica
+
+    def vanish(self, peer: int) -> None:
+        """The peer goes silent for good (no LEAVE): nothing in, nothing out."""
+        self.vanished.add(peer)
+
+    def restart(self, peer: int, *, stored: bool = False) -> TableReplica:
+        """The peer's process dies and starts again with the same key: without its log
+        (`stored=False`, it must wait to be shown its own ops), or rebuilt from what its
+        store kept (every op it held). Its bot keeps playing the same seat."""
+        old = self.replicas[peer]
+        key = old.sync.key
+        randomness = seeded_bytes(f"{self.seed}/{peer}/restart")
+        if stored:
+            kept = [op.datagram() for log in old.sync.logs.values() for op in log]
+            replica = TableReplica.restore(
+                key,
+                old.sync.table,
+                kept,
+                name=old.name,
+                role=old.role,
+                randomness=randomness,
+                heartbeat_interval=self.heartbeat,
+            )
+        else:
+            replica = TableReplica.joining(
+                key,
+                old.sync.table,
+                name=old.name,
+                role=old.role,
+                randomness=randomness,
+                heartbeat_interval=self.heartbeat,
+                restarting=True,
+            )
+            ask = next(i for i in range(len(self.replicas)) if i != peer and i not in self.vanished)
+            replica.request_table(self.replicas[0].me, ask, self.now)
+        self.replicas[peer] = replica
+        self.vanished.discard(peer)
+        self._progress[peer] = (-1, self.now)
+        self._flush(peer)
         return replica
 
     def run_for(self, seconds: float) -> None:

@@ -315,10 +315,18 @@ def is_valid(source: str, mutant: Mutant) -> bool:
 
 
 def generate_mutants(
-    source: str, module: str, *, sample: int | None = None, rng: random.Random | None = None
+    source: str,
+    module: str,
+    *,
+    sample: int | None = None,
+    rng: random.Random | None = None,
+    matching: str | None = None,
 ) -> list[Mutant]:
-    """Valid mutants of `source`: all of them, or a random `sample` of them (in file order)."""
+    """Valid mutants of `source`: all of them, or a random `sample` of them (in file order);
+    only those whose `key` contains `matching`, if given."""
     points = mutation_points(source, module)
+    if matching is not None:
+        points = [m for m in points if matching in m.key]
     if sample is not None:
         (rng or random.Random(0)).shuffle(points)
     chosen: list[Mutant] = []

@@ -48,7 +48,8 @@ TEST_SUBSETS: dict[str, tuple[str, ...]] = {
     "nerts_p2p/game/engine.py": (
         "tests/engine/test_rules_scenarios.py",
         "tests/engine/test_completeness.py",
-        "tests/engine/test_properties.py",
+        "tests/engine/test_properties.py::test_a_rejected_move_changes_nothing",
+        "tests/engine/test_properties.py::test_every_card_of_every_deck_is_in_exactly_one_place",
     ),
     "nerts_p2p/game/legal.py": (
         "tests/engine/test_completeness.py",
@@ -56,6 +57,7 @@ TEST_SUBSETS: dict[str, tuple[str, ...]] = {
     ),
     "nerts_p2p/game/scoring.py": (
         "tests/engine/test_scoring_boundaries.py",
+        "tests/engine/test_variants.py",
         "tests/engine/test_rules_scenarios.py",
         "tests/engine/test_simulation.py",
     ),
@@ -75,12 +77,15 @@ TEST_SUBSETS: dict[str, tuple[str, ...]] = {
         "tests/replication/test_races.py",
     ),
     "protocol/sync.py": (
-        "tests/protocol/test_sync_rules.py",
+        "tests/protocol/test_sync_pinned.py",
         "tests/replication/test_pinned_behaviours.py",
+        "tests/protocol/test_sync_rules.py",
         "tests/protocol/test_hostile.py",
         "tests/replication/test_order.py",
+        "tests/replication/test_round_end.py",
     ),
     "protocol/schema.py": (
+        "tests/protocol/test_schema_words.py",
         "tests/protocol/test_schema.py",
         "tests/protocol/test_hostile.py",
     ),
@@ -145,8 +150,11 @@ def load_equivalent(path: Path = EQUIVALENT_FILE) -> set[str]:
     keys = set()
     for raw in path.read_text().splitlines():
         line = raw.split("  #", 1)[0].strip()
-        if line and not line.startswith("#"):
-            keys.add(" | ".join(part.strip() for part in line.split("|")))
+        parts = [part.strip() for part in line.split(" | ")]
+        if line and not line.startswith("#") and len(parts) >= 3:
+            # The original line may itself hold " | " (`seen | mask`): module and mutation
+            # are the outer fields.
+            keys.add(" | ".join([parts[0], " | ".join(parts[1:-1]), parts[-1]]))
     return keys
 
 
@@ -354,6 +362,11 @@ def _parser() -> argparse.ArgumentParser:
         metavar="PCT",
         help="exit 1 if a module kills fewer of its non-equivalent mutants (default 95)",
     )
+    parser.add_argument(
+        "--matching",
+        metavar="TEXT",
+        help="only mutants whose 'module | line | mutation' contains TEXT (to recheck one)",
+    )
     parser.add_argument("--list", action="store_true", help="list the mutants, run nothing")
     parser.add_argument("--json", action="store_true", help="one JSON object on stdout")
     parser.add_argument("--root", type=Path, default=ROOT, help=argparse.SUPPRESS)
@@ -397,7 +410,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _usage_error(parser, f"{module} is not valid Python: {error}")
         # One generator per module: a module's sample does not depend on the others chosen.
         rng = random.Random(f"{args.seed}/{module}")
-        chosen[module] = generate_mutants(source, module, sample=args.sample, rng=rng)
+        chosen[module] = generate_mutants(
+            source, module, sample=args.sample, rng=rng, matching=args.matching
+        )
 
     if args.list:
         try:
@@ -447,7 +462,7 @@ def _campaign(
     args: argparse.Namespace,
 ) -> list[ModuleReport]:
     python = sys.executable
-    equivalent = load_equivalent()
+    equivalent = load_equivalent(EQUIVALENT_FILE)
     with tempfile.TemporaryDirectory(prefix="nerts-mutate-") as scratch:
         tree = _copy_tree(root, Path(scratch))
         with Runner(tree, python) as runner:

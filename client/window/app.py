@@ -172,11 +172,16 @@ def open_window(
     if practice_seats is not None:
         from nerts_p2p.game.bots import level_named
 
-        from .practice import practice_table
+        from .practice import WINDOW_FRAME_BUDGET, practice_table
         from .table_screen import TableScreen
 
         table = practice_table(
-            practice_seats, level_named(level), name=app.settings.name, seed=seed, watch=watch
+            practice_seats,
+            level_named(level),
+            name=app.settings.name,
+            seed=seed,
+            watch=watch,
+            frame_budget=WINDOW_FRAME_BUDGET,
         )
         app.show(TableScreen(app, table))
     return app

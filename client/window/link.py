@@ -19,7 +19,9 @@ from protocol.sync import BROADCAST
 class InMemoryLink:
     peers: int
     rng: random.Random
-    latency: tuple[float, float] = (0.004, 0.030)  # seconds, drawn per datagram
+    #: Seconds, drawn per datagram: a busy home Wi-Fi rather than a quiet wire, which also
+    #: spreads the work of one move over the frames in which each peer receives it.
+    latency: tuple[float, float] = (0.004, 0.060)
     _queue: list[tuple[float, int, int, int, bytes]] = field(default_factory=list)
     _counter: int = 0
     sent: int = 0
@@ -38,13 +40,19 @@ class InMemoryLink:
             at = now + low + self.rng.random() * (high - low)
             heapq.heappush(self._queue, (at, self._counter, target, sender, datagram))
 
-    def due(self, now: float) -> list[tuple[int, int, bytes]]:
-        """(target, sender, datagram) for everything that has arrived by `now`, in order."""
-        out = []
-        while self._queue and self._queue[0][0] <= now:
-            _, _, target, sender, datagram = heapq.heappop(self._queue)
-            out.append((target, sender, datagram))
-        return out
+    def next_due(self, now: float) -> tuple[int, int, bytes] | None:
+        """(target, sender, datagram) of the first datagram that has arrived by `now`."""
+        if not self._queue or self._queue[0][0] > now:
+            return None
+        _, _, target, sender, datagram = heapq.heappop(self._queue)
+        return target, sender, datagram
+
+    def first_arrival(self) -> float | None:
+        """When the first datagram in the queue arrives (None: nothing is on its way)."""
+        return self._queue[0][0] if self._queue else None
+
+    def waiting(self) -> int:
+        return len(self._queue)
 
     def add_peer(self) -> int:
         self.peers += 1

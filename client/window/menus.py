@@ -8,7 +8,7 @@ import pygame
 
 from nerts_p2p.game.bots import LEVELS, level_named
 
-from .practice import practice_table
+from .practice import WINDOW_FRAME_BUDGET, practice_table
 from .replay_file import ReplayError, load_replay
 from .screen import App
 from .settings import COLOUR_NAMES, SEAT_COLOURS, WINDOW_SIZES, Settings, replays_dir
@@ -62,7 +62,11 @@ class StartScreen:
 
         if name in ("practice", "watch"):
             table = practice_table(
-                self.seats, level_named(self.level), name=app.settings.name, watch=name == "watch"
+                self.seats,
+                level_named(self.level),
+                name=app.settings.name,
+                watch=name == "watch",
+                frame_budget=WINDOW_FRAME_BUDGET,
             )
             table.now = now
             app.show(TableScreen(app, table))

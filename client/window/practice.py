@@ -12,12 +12,12 @@ from __future__ import annotations
 import hashlib
 import os
 import random
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from nerts_p2p.game.bots import BotLevel, BotPlayer
 from nerts_p2p.game.cards import card_name
-from nerts_p2p.game.engine import shown_cards
 from nerts_p2p.game.errors import NertsError, Rejection, RejectReason
 from nerts_p2p.game.moves import PLAY, Move
 from nerts_p2p.game.rules import Rules
@@ -36,7 +36,8 @@ from protocol.messages import PLAYER, SPECTATOR
 from protocol.signing import SigningKeyPair
 
 from .link import InMemoryLink
-from .replay_file import Replay, ReplayMove, ReplayResult, ReplayRound
+from .recorder import MatchRecorder
+from .replay_file import Replay
 from .session import (
     ENDED,
     LOBBY,
@@ -56,6 +57,10 @@ from .session import (
 GO_DELAY = 1.5
 #: Watching bots: seconds the round's result stays up before the next round is dealt.
 WATCH_PAUSE = 6.0
+#: The share of a 60 Hz frame the window gives the practice table's peers.
+WINDOW_FRAME_BUDGET = 0.004
+#: The longest a datagram is held back past its arrival to keep a frame within its budget.
+MAX_DEFERRAL = 0.1
 #: Heartbeats between the in-process peers. Slower than on a LAN (75 ms) because this one
 #: process does the work of every peer in the frame loop; a move settles within about two
 #: intervals, which is still quick to the eye.
@@ -103,6 +108,10 @@ class PracticeTable:
     #: Round 1's deal seed per replica (index 0 is the host, us when we play): to set up a
     #: chosen deal (tests, demonstrations). Later rounds deal from the seeded randomness.
     first_deals: tuple[bytes, ...] = ()
+    #: Seconds of each `advance` that delivering datagrams may take (None: no limit). This
+    #: one process does the work of every peer; in the window, what does not fit in a
+    #: frame waits for the next (a little more latency, never a dropped frame).
+    frame_budget: float | None = None
     #: The start time on the caller's clock (the window's monotonic seconds).
     now: float = 0.0
     _notices: list[Notice] = field(default_factory=list)
@@ -153,6 +162,9 @@ class PracticeTable:
             self.replicas.append(replica)
         self.me_index = count - 1 if self.watch else 0
         self.link = InMemoryLink(count, self.rng)
+        # Each peer's heartbeats start at its own phase of the interval: in step, every
+        # peer's heartbeat would land on every other peer in the same frame.
+        self._ticks_from: list[float] | None = None  # set by the first `advance`
         #: replica index -> its bot (None for our own replica)
         self.bots: dict[int, BotPlayer] = {}
         bot_indexes = [i for i in range(count) if i != self.me_index]
@@ -163,8 +175,7 @@ class PracticeTable:
         self.want_round = 1  # the round we are ready to play (we say ready at once for round 1)
         self.left = False
         self.results: list[RoundResult] = []
-        self.first_seen: dict[bytes, float] = {}
-        self._seen_ops = 0
+        self.recorder = MatchRecorder()
         self._rotations_announced = 0
         self._scored_at: float | None = None
         self._flush()
@@ -207,17 +218,33 @@ class PracticeTable:
         if self.left:
             return
         self.now = max(self.now, now)
-        for target, sender, datagram in self.link.due(self.now):
+        deadline = None if self.frame_budget is None else time.perf_counter() + self.frame_budget
+        while (arrival := self.link.first_arrival()) is not None and arrival <= self.now:
+            # Past the frame's budget, only datagrams that have waited too long still go in
+            # this frame: bursts are spread over a few frames, but nothing waits for ever.
+            if (
+                deadline is not None
+                and arrival > self.now - MAX_DEFERRAL
+                and time.perf_counter() > deadline
+            ):
+                break
+            due = self.link.next_due(self.now)
+            assert due is not None
+            target, sender, datagram = due
             self.replicas[target].receive(datagram, sender, self.now)
-        for replica in self.replicas:
-            replica.tick(self.now)
+        if self._ticks_from is None:
+            count = len(self.replicas)
+            self._ticks_from = [self.now + HEARTBEAT * i / count for i in range(count)]
+        for index, replica in enumerate(self.replicas):
+            if self.now >= self._ticks_from[index]:
+                replica.tick(self.now)
         for index in self.bots:
             self._bot_turn(index)
         for index in range(len(self.replicas)):
             self._lobby(index)
         self._flush()
         self._note_rotation()
-        self._record_times()
+        self.recorder.note(self.me, self.now)
 
     def notices(self) -> list[Notice]:
         out, self._notices = self._notices, []
@@ -246,31 +273,8 @@ class PracticeTable:
 
     def replay(self) -> Replay | None:
         """Every round that has started, as our replica folded it (None before the deal)."""
-        replica = self.me
-        if not replica.rounds:
-            return None
-        rounds = []
-        for number in sorted(replica.rounds):
-            rnd = replica.rounds[number]
-            started = self.round_started_at.get(number, 0.0)
-            moves = []
-            for step in rnd.steps:
-                if step.move is None or step.in_the_air is None:
-                    continue
-                at = self.first_seen.get(step.op.hash, started) - started
-                moves.append(ReplayMove(max(0.0, at), step.move, step.in_the_air))
-            result = None
-            if rnd.final is not None:
-                result = ReplayResult(
-                    rnd.final.scores,
-                    rnd.final.totals,
-                    rnd.final.cheaters,
-                    rnd.state.ended_by or "",
-                    rnd.state.called_by,
-                )
-            shown = tuple(shown_cards(rnd.start_state, s) for s in range(rnd.rules.seats))
-            rounds.append(ReplayRound(number, shown, tuple(moves), result))
-        return Replay(self.rules, self._names(replica.current_round), tuple(rounds))
+        names = self._names(self.me.current_round)
+        return self.recorder.replay(self.me, self.rules, names, self.round_started_at)
 
     # --- the machinery -------------------------------------------------------------------
 
@@ -354,14 +358,6 @@ class PracticeTable:
                 )
             )
 
-    def _record_times(self) -> None:
-        rnd = self.me.current_round
-        if rnd is None or len(rnd.log.ops) == self._seen_ops:
-            return
-        self._seen_ops = len(rnd.log.ops)
-        for op in rnd.log.ops:
-            self.first_seen.setdefault(op.hash, self.now)
-
     def _bot_turn(self, index: int) -> None:
         replica, bot = self.replicas[index], self.bots[index]
         rnd, seat = replica.current_round, replica.seat
@@ -374,7 +370,10 @@ class PracticeTable:
             self.next_bot[index] = due
         if self.now < due:
             return
-        bot.seat = seat
+        if bot.seat != seat:
+            # A bot is made for its seat (it prepares its moves for that seat), so a bot
+            # learns its seat from the START and is made anew; its random source goes on.
+            bot = self.bots[index] = BotPlayer(bot.level, seat, bot.rng)
         move = bot.act(rnd.state)
         if move is not None:
             replica.play(move)  # a rejection (a race lost locally) just means: think again
@@ -420,7 +419,10 @@ def practice_table(
     seed: int | None = None,
     watch: bool = False,
     rules: Rules | None = None,
+    frame_budget: float | None = None,
 ) -> PracticeTable:
     rules = rules or Rules(seats=seats)
     bots = seats if watch else seats - 1
-    return PracticeTable(rules, (level,) * bots, my_name=name, seed=seed, watch=watch)
+    return PracticeTable(
+        rules, (level,) * bots, my_name=name, seed=seed, watch=watch, frame_budget=frame_budget
+    )

@@ -66,6 +66,12 @@ class TableRenderer:
         """The next move of `card` is a lost race going back: glide slowly."""
         self._slow[card & CARD_MASK] = RACE_BACK
 
+    def new_layout(self) -> None:
+        """The window was laid out anew (a resize): cards jump to their new places, they
+        do not glide across the table."""
+        self._last_at.clear()
+        self._glides.clear()
+
     def dropped_at(self, card: int, x: float, y: float) -> None:
         """A card was let go at (x, y): if it does not go anywhere, it glides back from there."""
         self._last_at[card & CARD_MASK] = (x, y)

@@ -8,12 +8,13 @@ When the round is scored the round end screen takes over.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pygame
 
 from nerts_p2p.game.cards import CARD_MASK
 from nerts_p2p.game.moves import RECYCLE, TURN
 
-from .art import Fonts
 from .intents import (
     Hint,
     InputController,
@@ -37,7 +38,6 @@ from .session import (
     NertsNotice,
     RaceLostNotice,
     RotationNotice,
-    RoundResult,
     RoundScoredNotice,
     TableSession,
     TableView,
@@ -45,6 +45,9 @@ from .session import (
 from .settings import new_replay_path, seat_colours
 from .table_render import TableRenderer
 from .widgets import panel, text_lines
+
+if TYPE_CHECKING:
+    from .round_end import RoundEndScreen
 
 TOAST_SECONDS = 2.6
 BANNER_SECONDS = 3.0
@@ -55,7 +58,7 @@ HELP_LINES = [
     "  drag a card (or a run of a work pile) and drop it on a pile or a foundation",
     "  click a card, then click where it goes (two-click move)",
     "  double-click or right-click a card: to a foundation it fits",
-    "  click your stock: turn three cards (turns the waste over when empty)",
+    "  click your stock: turn it (the waste turns over when the stock is empty)",
     "Keys",
     "  Space / T   turn the stock",
     "  N  D        select your Nerts top / your waste top",
@@ -70,7 +73,7 @@ HELP_LINES = [
 
 
 class TableScreen:
-    def __init__(self, app: App, session: TableSession, *, on_leave: object = None) -> None:
+    def __init__(self, app: App, session: TableSession) -> None:
         self.app = app
         self.session = session
         self.controller = InputController()
@@ -88,7 +91,7 @@ class TableScreen:
         self.layout: TableLayout | None = None
         self.places: list[CardPlace] = []
         self._last_click: tuple[float, int, tuple[int, int]] | None = None
-        self.round_end: RoundEndScreen | None = None
+        self.round_end: RoundEndScreen | None = None  # over the table while it is scored
         self._closed = False
         self._title = ""
         self.replay_file = new_replay_path() if isinstance(session, PracticeTable) else None
@@ -102,6 +105,8 @@ class TableScreen:
             self._notice(notice, now)
         self.view = self.session.view()
         if self.view.phase == SCORED and self.round_end is None and self.view.results:
+            from .round_end import RoundEndScreen
+
             self.round_end = RoundEndScreen(self.app, self)
         elif self.view.phase not in (SCORED, LOBBY) and self.round_end is not None:
             self.round_end = None
@@ -133,6 +138,7 @@ class TableScreen:
             self.layout = layout = table_layout(
                 width, height, seats, self.view.my_seat, self.view.rules.work_piles
             )
+            self.renderer.new_layout()
             for sl in self.layout.seats[:1] + tuple(
                 s for s in self.layout.seats if s.seat == self.view.my_seat
             ):
@@ -158,9 +164,24 @@ class TableScreen:
             drag=self.controller.drag,
         )
         self._status(surface)
+        self._nerts_ready(surface, now)
         self._announcements(surface, now)
         if self.help:
             self._help(surface)
+
+    def _nerts_ready(self, surface: pygame.Surface, now: float) -> None:
+        """Our Nerts pile is empty: the Nerts button pulses so the call is not missed."""
+        assert self.layout is not None
+        view, button = self.view, self.layout.buttons.get("nerts")
+        if view.state is None or view.my_seat is None or button is None or view.phase != PLAYING:
+            return
+        if view.state.seats[view.my_seat].nerts_count:
+            return
+        width = 3 + int(3 * abs((now * 2) % 2 - 1))
+        rect = pygame.Rect(round(button.x), round(button.y), round(button.w), round(button.h))
+        pygame.draw.rect(
+            surface, self.app.theme.settled, rect.inflate(8, 8), width, border_radius=12
+        )
 
     def handle(self, event: pygame.event.Event, now: float) -> None:
         if self.round_end is not None:
@@ -280,7 +301,7 @@ class TableScreen:
         )
         seconds = int(view.elapsed)
         who = (
-            "watching"
+            "watching · H keys · Q leave"
             if view.watching
             else "Space turn · N D 1-6 select · F foundation · S stuck · C Nerts · H keys"
         )
@@ -328,197 +349,3 @@ class TableScreen:
             size,
             self.app.theme.text,
         )
-
-
-# --- the round end screen --------------------------------------------------------------------
-
-
-class RoundEndScreen:
-    """Each seat's score and why, cheaters named, the match table and a chart of totals."""
-
-    def __init__(self, app: App, table: TableScreen) -> None:
-        self.app = app
-        self.table = table
-
-    def buttons(self) -> list[tuple[str, str, pygame.Rect]]:
-        width, height = self.app.size
-        view = self.table.view
-        result = view.results[-1]
-        out = []
-        bw, bh = 220, 48
-        y = height - bh - 24
-        if result.match_winner is None and not view.watching:
-            out.append(("next", "Next round (Enter)", pygame.Rect(width / 2 - bw - 10, y, bw, bh)))
-        out.append(("leave", "Leave (Q)", pygame.Rect(width / 2 + 10, y, bw, bh)))
-        return out
-
-    def handle(self, event: pygame.event.Event, now: float) -> None:
-        chosen = None
-        if event.type == pygame.MOUSEBUTTONDOWN and event.button == 1:
-            chosen = next(
-                (name for name, _, rect in self.buttons() if rect.collidepoint(event.pos)), None
-            )
-        elif event.type == pygame.KEYDOWN:
-            key = pygame.key.name(event.key)
-            chosen = {
-                "return": "next",
-                "enter": "next",
-                "space": "next",
-                "q": "leave",
-                "escape": "leave",
-            }.get(key)
-        if chosen == "next" and any(name == "next" for name, _, _ in self.buttons()):
-            self.table.session.next_round()
-        elif chosen == "leave":
-            self.table.leave()
-
-    def draw(self, surface: pygame.Surface, now: float) -> None:
-        app, view = self.app, self.table.view
-        theme, fonts = app.theme, app.fonts
-        width, height = app.size
-        surface.fill(theme.felt)
-        result = view.results[-1]
-        names = view.names
-        size = max(16.0, min(30.0, height / 30))
-        y = 20
-        how = (
-            f"Nerts! called by {names[result.called_by]}"
-            if result.called_by is not None
-            else "every seat was stuck"
-        )
-        title = fonts.text(f"Round {result.round} over: {how}", size * 1.4, theme.text, True)
-        surface.blit(title, title.get_rect(midtop=(width / 2, y)))
-        y += int(size * 2.2)
-        headers = ["seat", "on foundations", "left in Nerts", "called", "round", "total"]
-        xs = [width * f for f in (0.08, 0.33, 0.5, 0.64, 0.74, 0.84)]
-        for x, h in zip(xs, headers, strict=True):
-            surface.blit(fonts.text(h, size, theme.dim_text, True), (x, y))
-        y += int(size * 1.3)
-        penalty = view.rules.nerts_penalty
-        colours = seat_colours(app.settings.colour, len(names), view.my_seat)
-        for score in result.scores:
-            seat = score.seat
-            pygame.draw.rect(
-                surface, colours[seat], (xs[0] - 22, y + 3, 14, size * 0.7), border_radius=3
-            )
-            name = names[seat] + (" (you)" if seat == view.my_seat else "")
-            cells = [
-                name,
-                f"+{score.foundation_cards}",
-                f"{score.nerts_left} (-{penalty * score.nerts_left})" if score.nerts_left else "0",
-                "yes" + (f" (+{view.rules.caller_bonus})" if view.rules.caller_bonus else "")
-                if score.called
-                else "",
-                f"{score.score:+d}",
-                str(result.totals[seat]),
-            ]
-            colour = theme.warn if seat in result.cheaters else theme.text
-            for x, cell in zip(xs, cells, strict=True):
-                surface.blit(fonts.text(cell, size, colour), (x, y))
-            y += int(size * 1.2)
-        if result.cheaters:
-            cheats = ", ".join(names[s] for s in sorted(result.cheaters))
-            line = (
-                f"The audit caught {cheats}: the deal did not match the commitment; "
-                "no points this round."
-            )
-            surface.blit(fonts.text(line, size, theme.warn, True), (xs[0], y + 4))
-            y += int(size * 1.4)
-        else:
-            surface.blit(
-                fonts.text(
-                    "Audit: every deal matched its commitment.", size * 0.85, theme.dim_text
-                ),
-                (xs[0], y + 4),
-            )
-            y += int(size * 1.4)
-        if result.match_winner is not None:
-            winner = result.match_winner
-            line = f"{names[winner]} wins the match with {result.totals[winner]}!"
-            image = fonts.text(line, size * 1.3, theme.settled, True)
-            surface.blit(image, image.get_rect(midtop=(width / 2, y)))
-            y += int(size * 1.8)
-        y += int(size * 0.6)
-        # The match table across rounds, and a chart of the running totals beside it.
-        table_w = width * 0.46
-        surface.blit(fonts.text("Match", size, theme.dim_text, True), (xs[0], y))
-        row_y = y + int(size * 1.2)
-        shown = view.results[-8:]
-        col_w = (table_w - 120) / max(1, len(shown))
-        for i, r in enumerate(shown):
-            surface.blit(
-                fonts.text(f"R{r.round}", size * 0.85, theme.dim_text),
-                (xs[0] + 120 + i * col_w, row_y),
-            )
-        row_y += int(size)
-        for seat in range(len(names)):
-            surface.blit(fonts.text(names[seat][:14], size * 0.85, colours[seat]), (xs[0], row_y))
-            for i, r in enumerate(shown):
-                if seat < len(r.scores):
-                    surface.blit(
-                        fonts.text(f"{r.scores[seat].score:+d}", size * 0.85, theme.text),
-                        (xs[0] + 120 + i * col_w, row_y),
-                    )
-            row_y += int(size * 0.95)
-        chart = pygame.Rect(width * 0.56, y, width * 0.38, max(80, height - y - 100))
-        running_totals_chart(
-            surface,
-            fonts,
-            chart,
-            view.results,
-            colours,
-            view.rules.target,
-            theme.text,
-            theme.felt_dark,
-        )
-        for _name, label, rect in self.buttons():
-            pygame.draw.rect(surface, theme.button, rect, border_radius=10)
-            image = fonts.text(label, rect.h * 0.42, theme.button_text, True)
-            surface.blit(image, image.get_rect(center=rect.center))
-        if view.watching and result.match_winner is None:
-            line = "The bots deal the next round in a few seconds."
-            image = fonts.text(line, size * 0.85, theme.dim_text)
-            surface.blit(image, image.get_rect(midbottom=(width / 2, height - 84)))
-
-
-def running_totals_chart(
-    surface: pygame.Surface,
-    fonts: Fonts,
-    rect: pygame.Rect,
-    results: tuple[RoundResult, ...],
-    colours: list[tuple[int, int, int]],
-    target: int,
-    text_colour: tuple[int, int, int],
-    back: tuple[int, int, int],
-) -> None:
-    """One line per seat: its total after each round, with the target as a dashed line."""
-    pygame.draw.rect(surface, back, rect, border_radius=8)
-    rows = list(results)
-    if not rows:
-        return
-    seats = len(rows[-1].totals)
-    series = [[0] + [r.totals[s] for r in rows] for s in range(seats)]
-    low = min(0, *(v for line in series for v in line))
-    high = max(target, *(v for line in series for v in line))
-    span = max(1, high - low)
-    pad = 14
-
-    def point(i: int, v: int) -> tuple[int, int]:
-        x = rect.x + pad + (rect.w - 2 * pad) * i / max(1, len(rows))
-        y = rect.bottom - pad - (rect.h - 2 * pad) * (v - low) / span
-        return round(x), round(y)
-
-    zero_y = point(0, 0)[1]
-    pygame.draw.line(
-        surface, (120, 120, 120), (rect.x + pad, zero_y), (rect.right - pad, zero_y), 1
-    )
-    target_y = point(0, target)[1]
-    for x in range(rect.x + pad, rect.right - pad, 12):
-        pygame.draw.line(surface, text_colour, (x, target_y), (x + 6, target_y), 1)
-    label = fonts.text(f"target {target}", 16, text_colour)
-    surface.blit(label, (rect.right - pad - label.get_width(), target_y - 16))
-    for s, line in enumerate(series):
-        points = [point(i, v) for i, v in enumerate(line)]
-        pygame.draw.lines(surface, colours[s % len(colours)], False, points, 3)
-        for p in points:
-            pygame.draw.circle(surface, colours[s % len(colours)], p, 4)

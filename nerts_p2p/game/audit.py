@@ -11,7 +11,14 @@ from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 from nerts_p2p.game.cards import card_name
-from nerts_p2p.game.engine import apply, omniscient_start, redact_seat, reveals_needed, shown_cards
+from nerts_p2p.game.engine import (
+    apply,
+    declare_gone,
+    omniscient_start,
+    redact_seat,
+    reveals_needed,
+    shown_cards,
+)
 from nerts_p2p.game.errors import Rejection, RejectReason
 from nerts_p2p.game.moves import Move
 from nerts_p2p.game.position import position_text
@@ -44,11 +51,12 @@ def audit_round(
     rules: Rules,
     seeds: Sequence[bytes],
     public_start: GameState,
-    ops: Iterable[tuple[Move, bool]],
+    ops: Iterable[tuple[Move, bool] | int],
     public_end: GameState | None = None,
 ) -> AuditReport:
     """Replay `ops` (each move with its in-the-air flag, in fold order, rejected ones
-    included) from the seeds, and report every reveal that does not match."""
+    included; a bare int is a seat declared gone, `declare_gone`) from the seeds, and report
+    every reveal that does not match."""
     state = omniscient_start(rules, seeds)
     mismatches: list[RevealMismatch] = []
     for seat in range(rules.seats):
@@ -59,7 +67,11 @@ def audit_round(
             )
             state = redact_seat(state, seat)
             state = _replace_shown(state, public_start, seat)
-    for index, (move, in_the_air) in enumerate(ops):
+    for index, item in enumerate(ops):
+        if isinstance(item, int):
+            state = declare_gone(state, item)
+            continue
+        move, in_the_air = item
         result = apply(state, move, in_the_air=in_the_air)
         if isinstance(result, Rejection) and result.reason == RejectReason.REVEAL_MISMATCH:
             # Judge only reveals the round accepted: a move the public fold rejected anyway

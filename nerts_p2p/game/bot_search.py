@@ -10,6 +10,12 @@ found so far (a tie goes to the earlier move, as before), so the choice, and eve
 number drawn for it, are those of scoring the full legal list (a test replays rounds both
 ways and compares).
 
+What a layout of work piles offers (where a card of a given face lands, what it slides
+under, the sub-stack moves) is worked out once per layout and kept while the layout lasts
+(`_Piles`); a bot whose last search found nothing looks only at its new waste card until
+its piles change or a card it waits for is wanted (`waste_candidates`, `watched_faces`,
+used by `BotPlayer.act`).
+
 Scores (higher first): call Nerts 1000; a card to a foundation 100 plus 30 from the Nerts
 pile, 10 from a work pile, 5 from the waste, plus 20 for a race (another seat shows the
 same face); onto another seat's Nerts pile 85 from the Nerts pile, else 45; the Nerts top
@@ -40,7 +46,6 @@ from nerts_p2p.game.state import GameState
 if TYPE_CHECKING:
     from nerts_p2p.game.bots import BotLevel
 
-NERTS_CALL = 1000.0
 #: The most a sub-stack move can score (60, plus an expert's 15 of look-ahead).
 SUBSTACK_MOST = 75.0
 
@@ -62,15 +67,22 @@ def _fits_somewhere(state: GameState, work: tuple[tuple[int, ...], ...], entry: 
     return any(pile and fits_work(pile, entry) for pile in work)
 
 
-def _exposed_faces_of_others(state: GameState, seat: int) -> set[int]:
-    faces: set[int] = set()
+def _shown_by_another(state: GameState, seat_no: int, index: int) -> bool:
+    """Whether another seat shows a card of this face index on top of a pile (a race for
+    the foundation slot). Jokers never race."""
+    if index >= 52:
+        return False
     for i, s in enumerate(state.seats):
-        if i == seat:
+        if i == seat_no:
             continue
-        for entry in (s.nerts_top, s.waste_top, *(p[-1] for p in s.work if p)):
-            if entry is not None and (entry & 63) < 52:
-                faces.add(entry & 63)
-    return faces
+        if s.nerts_up and s.nerts_up[-1] & 63 == index:
+            return True
+        if s.waste and s.waste[-1] & 63 == index:
+            return True
+        for pile in s.work:
+            if pile and pile[-1] & 63 == index:
+                return True
+    return False
 
 
 def _foundation_targets(wants: dict[int, tuple[int, ...]], entry: int) -> list[tuple[int, int]]:
@@ -154,7 +166,7 @@ def _piles(work: tuple[tuple[int, ...], ...], from_work: bool) -> _Piles:
     key = (id(work), from_work)
     piles = _PILES.get(key)
     if piles is None or piles.work is not work:
-        if len(_PILES) > 4096:
+        if len(_PILES) > 256:
             _PILES.clear()
         piles = _PILES[key] = _Piles(work, from_work)
     return piles
@@ -180,35 +192,10 @@ def bot_candidates(state: GameState, seat_no: int, level: BotLevel) -> tuple[lis
     builds = attacks and rules.nerts_builds
     # The Nerts top and the waste top: to a foundation, a work pile, under a pile, onto
     # another seat's Nerts pile.
-    for source, pile_from in ((FROM_NERTS, nerts_up), (FROM_WASTE, waste)):
-        if not pile_from:
-            continue
-        entry = pile_from[-1]
-        card = entry & CARD_MASK
-        index = entry & 63
-        face = index if entry < 1 << FACE_SHIFT else (entry >> FACE_SHIFT) - 1
-        if (face in wants or RANK_OF[face] == 1) if index < 52 else source == FROM_NERTS:
-            best = _add_foundation(state, seat_no, level, entry, source, out, best)
-        for j in piles.landing(face):
-            if work[j]:
-                score = 85.0 if source == FROM_NERTS else 40.0
-            elif source == FROM_NERTS:
-                score = 80.0
-            elif level.keeps_empty_pile and seat.nerts_count > 0:
-                continue
-            else:
-                score = 20.0
-            out.append((score, card, source, TO_WORK, j, -1))
-            if score > best:
-                best = score
-        if attacks and piles.has_empty and rules.slide_under:
-            for j in piles.under(face):
-                score = 75.0 if source == FROM_NERTS else 35.0
-                out.append((score, card, source, TO_UNDER, j, -1))
-                if score > best:
-                    best = score
-        if builds:
-            best = _add_builds(state, seat_no, entry, source, out, best)
+    if nerts_up:
+        best = _add_single(state, seat_no, level, piles, FROM_NERTS, nerts_up[-1], out, best)
+    if waste:
+        best = _add_single(state, seat_no, level, piles, FROM_WASTE, waste[-1], out, best)
     # The exposed card of each work pile: to a foundation, onto another seat's Nerts pile.
     for k, entry, face in piles.tops:
         if (entry & 63) < 52 and (face in wants or RANK_OF[face] == 1):
@@ -226,6 +213,76 @@ def bot_candidates(state: GameState, seat_no: int, level: BotLevel) -> tuple[lis
     return out, can_call
 
 
+def waste_candidates(state: GameState, seat_no: int, level: BotLevel) -> list[Candidate]:
+    """Only the waste top's moves: all there is when nothing but the waste changed since a
+    search that found no move at all (see `BotPlayer.act`)."""
+    rules = state.rules
+    seat = state.seats[seat_no]
+    out: list[Candidate] = []
+    if seat.waste and state.ended_by is None:
+        piles = _piles(seat.work, rules.fill_from_work)
+        _add_single(state, seat_no, level, piles, FROM_WASTE, seat.waste[-1], out, 0.0)
+    return out
+
+
+def watched_faces(state: GameState, seat_no: int) -> tuple[int, ...]:
+    """The faces whose turn on a foundation could give this seat a move that a search just
+    found it does not have, while its work piles and Nerts pile stay as they are: its Nerts
+    top, its exposed work cards, and every card a sub-stack move would uncover."""
+    seat = state.seats[seat_no]
+    work = seat.work
+    faces = [_face(p[-1]) for p in work if p]
+    if seat.nerts_up:
+        faces.append(_face(seat.nerts_up[-1]))
+    faces.extend(
+        _face(work[k][at - 1])
+        for k, at, _ in _piles(work, state.rules.fill_from_work).stacks()
+        if at
+    )
+    return tuple(f for f in set(faces) if f < 52)
+
+
+def _add_single(
+    state: GameState,
+    seat_no: int,
+    level: BotLevel,
+    piles: _Piles,
+    source: int,
+    entry: int,
+    out: list[Candidate],
+    best: float,
+) -> float:
+    """The moves of the Nerts top or the waste top, added to `out`; the best score so far."""
+    rules = state.rules
+    work = piles.work
+    card = entry & CARD_MASK
+    index = entry & 63
+    face = index if entry < 1 << FACE_SHIFT else (entry >> FACE_SHIFT) - 1
+    if (face in state.wants or RANK_OF[face] == 1) if index < 52 else source == FROM_NERTS:
+        best = _add_foundation(state, seat_no, level, entry, source, out, best)
+    for j in piles.landing(face):
+        if work[j]:
+            score = 85.0 if source == FROM_NERTS else 40.0
+        elif source == FROM_NERTS:
+            score = 80.0
+        elif level.keeps_empty_pile and state.seats[seat_no].nerts_count > 0:
+            continue
+        else:
+            score = 20.0
+        out.append((score, card, source, TO_WORK, j, -1))
+        if score > best:
+            best = score
+    if level.attacks and piles.has_empty and rules.slide_under:
+        for j in piles.under(face):
+            score = 75.0 if source == FROM_NERTS else 35.0
+            out.append((score, card, source, TO_UNDER, j, -1))
+            if score > best:
+                best = score
+    if level.attacks and rules.nerts_builds:
+        best = _add_builds(state, seat_no, entry, source, out, best)
+    return best
+
+
 def _add_foundation(
     state: GameState,
     seat_no: int,
@@ -239,7 +296,7 @@ def _add_foundation(
     if not targets:
         return best
     score = 100.0 + (30 if source == FROM_NERTS else 10 if source >= 0 else 5)
-    if level.races and (entry & 63) in _exposed_faces_of_others(state, seat_no):
+    if level.races and _shown_by_another(state, seat_no, entry & 63):
         score += 20  # someone else could take this foundation slot: go first
     card = entry & CARD_MASK
     for base, declared in targets:

@@ -22,7 +22,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Final
 
-from nerts_p2p.game.bot_search import bot_candidates
+from nerts_p2p.game.bot_search import bot_candidates, waste_candidates, watched_faces
 from nerts_p2p.game.legal import first_card_play
 from nerts_p2p.game.moves import (
     NERTS,
@@ -77,12 +77,10 @@ class BotPlayer:
     _idle: int = 0
     _stuck_signature: tuple[object, ...] | None = None
     _rotations: int = 0
-    #: The stock moves, made once: a player turns its stock about every other decision.
-    _turn: Move = field(init=False, repr=False)
-    _recycle: Move = field(init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        self._turn, self._recycle = Move(self.seat, TURN), Move(self.seat, RECYCLE)
+    #: (work piles, Nerts pile, faces its moves wait for) after a search that found no move.
+    _quiet: tuple[object, object, tuple[int, ...]] | None = field(
+        default=None, init=False, repr=False
+    )
 
     def delay(self, move: Move | None) -> float:
         """Simulated seconds before this player decides again after `move`."""
@@ -98,7 +96,27 @@ class BotPlayer:
         level = self.level
         if state.rotations != self._rotations:
             self._rotations, self._idle, self._stuck_signature = state.rotations, 0, None
-        candidates, can_call = bot_candidates(state, seat_no, level)
+        quiet = self._quiet
+        rules = state.rules
+        wants = state.wants
+        if (
+            quiet is not None
+            and quiet[0] is seat.work
+            and quiet[1] is seat.nerts_up
+            and wants.keys().isdisjoint(quiet[2])
+            and not rules.aces_first  # an ace on the waste would bar every other move
+            and not (level.attacks and rules.nerts_builds)
+        ):
+            # The last search found nothing; since then the work piles and the Nerts pile
+            # are the same (the very same objects: state parts are immutable) and no card
+            # the search looked at is wanted by a foundation now. Only the waste is new.
+            candidates, can_call = waste_candidates(state, seat_no, level), False
+        else:
+            candidates, can_call = bot_candidates(state, seat_no, level)
+        if candidates or can_call:
+            self._quiet = None
+        elif quiet is None or quiet[0] is not seat.work or quiet[1] is not seat.nerts_up:
+            self._quiet = (seat.work, seat.nerts_up, watched_faces(state, seat_no))
         if (candidates or can_call) and not (
             level.miss_chance
             and self.rng.random() < level.miss_chance
@@ -140,7 +158,8 @@ class BotPlayer:
             self._stuck_signature = _signature(state)
             return Move(self.seat, STUCK)
         self._idle += 1
-        return self._turn if seat.stock else self._recycle
+        # (Built each time: a table may seat the player after it is made, see tools/mesh.py.)
+        return Move(self.seat, TURN if seat.stock else RECYCLE)
 
 
 def _signature(state: GameState) -> tuple[object, ...]:

@@ -239,16 +239,17 @@ def _to_foundation(
                 f"the {face_name(face)} cannot go on the foundation "
                 f"of {face_name(face_of(old.cards[-1]))}: {why}",
             )
-        foundation = old._replace(cards=old.cards + (entry,))
-        rest = tuple(b for b in wants[wanted] if b != base)
-        if rest:
-            wants[wanted] = rest
-        else:
+        foundation = Foundation(base, old.suit, old.cards + (entry,))
+        takers = wants[wanted]
+        if len(takers) == 1:
             del wants[wanted]
+        else:
+            wants[wanted] = tuple(b for b in takers if b != base)
     foundations[base] = foundation
     nxt = foundation.wants_face()
     if nxt >= 0:
-        wants[nxt] = tuple(sorted((*wants.get(nxt, ()), base)))
+        waiting = wants.get(nxt)
+        wants[nxt] = (base,) if waiting is None else tuple(sorted((*waiting, base)))
     return foundations, wants
 
 
@@ -386,10 +387,13 @@ def _apply_turn(
     turned = []
     for i in range(n):
         slot = stock[i]
-        if slot <= -2 and not move.reveals:  # a view that knows the card (the simulator's)
-            card = -slot - 2
-            seen |= 1 << (card & 63)
-            turned.append(card)
+        if not move.reveals and slot != UNKNOWN:  # the view knows the card: no claim to check
+            if slot >= 0:  # public already (a recycled stock)
+                turned.append(slot)
+            else:  # private knowledge (the owner's or the simulator's view)
+                card = -slot - 2
+                seen |= 1 << (card & 63)
+                turned.append(card)
             continue
         result = _reveal(state, seat_no, slot, move.reveals[i] if move.reveals else None, seen)
         if isinstance(result, Rejection):
@@ -560,6 +564,16 @@ def _apply_play(
             seats[other] = s._replace(stuck=False)
             after = after._replace(seats=tuple(seats))
     return after
+
+
+def declare_gone(state: GameState, seat_no: int) -> GameState:
+    """A seat all of whose players have left the round by agreement (PROTOCOL.md 13) is
+    frozen as it lies and counts as stuck whatever it could still play, so the others can
+    still end the round by all being stuck. (Added for the replicated table.)"""
+    seat = state.seats[seat_no]
+    if seat.stuck or state.ended_by is not None:
+        return state
+    return _all_stuck_check(_with_seat(state, seat_no, seat._replace(stuck=True)))
 
 
 def _all_stuck_check(state: GameState) -> GameState:

@@ -84,6 +84,7 @@ def simulate_round(
     heapq.heapify(events)
     applied = rejected = 0
     log: list[tuple[float, Move, bool]] = []
+    push, pop = heapq.heappush, heapq.heappop  # the loop runs twice per move
     steps = 0
     while state.ended_by is None and events:
         steps += 1
@@ -93,28 +94,29 @@ def simulate_round(
                 f"decisions and {state.rotations} all-stuck rotations: a rule lets a round "
                 "go on forever"
             )
-        now, _, index, move = heapq.heappop(events)
+        now, _, index, move = pop(events)
         player = players[index]
         if move is None:
             chosen = player.act(state) if now < WRAP_UP_AFTER else _wrap_up(state, player)
             if chosen is None:
                 delay = player.delay(None)
                 if now < WRAP_UP_AFTER or not state.seats[player.seat].stuck:
-                    heapq.heappush(events, (now + delay, counter, index, None))
+                    push(events, (now + delay, counter, index, None))
                     counter += 1
                 continue
-            heapq.heappush(events, (now + player.level.reach, counter, index, chosen))
+            push(events, (now + player.level.reach, counter, index, chosen))
             counter += 1
             continue
         result = apply(state, move)
+        ok = not isinstance(result, Rejection)
         if isinstance(result, Rejection):
             rejected += 1
         else:
             state = result
             applied += 1
         if keep_log:
-            log.append((now, move, not isinstance(result, Rejection)))
-        heapq.heappush(events, (now + player.delay(move), counter, index, None))
+            log.append((now, move, ok))
+        push(events, (now + player.delay(move), counter, index, None))
         counter += 1
     if state.ended_by is None:  # pragma: no cover - every player waits only while stuck
         raise NertsError("the simulated round stopped without ending")

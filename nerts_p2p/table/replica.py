@@ -19,27 +19,29 @@ Randomness (deal seeds, salts) is handed in by the shell; nothing here reads a c
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from nerts_p2p.game.audit import AuditReport, audit_round
 from nerts_p2p.game.cards import make_card
 from nerts_p2p.game.deck import SALT_BYTES, SEED_BYTES, deal_seat
-from nerts_p2p.game.engine import apply, complete, public_start, shown_cards
+from nerts_p2p.game.engine import apply, complete, declare_gone, public_start, shown_cards
 from nerts_p2p.game.errors import NertsError, NotationError, Rejection, RejectReason
 from nerts_p2p.game.moves import TO_FOUNDATION, Move, move_text, parse_move
 from nerts_p2p.game.position import state_digest, state_hash
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.game.scoring import SeatScore, match_winner, score_round
 from nerts_p2p.game.state import GameState
+from protocol.clocks import VersionVector
 from protocol.errors import LocalProtocolError, RemoteProtocolError
-from protocol.messages import PLAYER, SPECTATOR, Kind, Op
-from protocol.order import EpochLog
+from protocol.messages import MIX_NONCE_LEN, PLAYER, SPECTATOR, Kind, Op
+from protocol.order import EpochLog, nonce_commitment
 from protocol.sealed import open_from, seal_for
 from protocol.signing import SigningKeyPair
 from protocol.sync import (
     AuthorExpelled,
+    DeparturesChanged,
     DivergenceDetected,
     OpDelivered,
     OpRejected,
@@ -47,6 +49,7 @@ from protocol.sync import (
 )
 
 from .gate import TableGate, seating_problem
+from .presence import LAG_WARN, PRESENCE_CHECK, Presence, open_escrow, seal_escrow
 from .wire import rules_from_wire, rules_to_wire
 
 COMMIT_DOMAIN = b"nerts-p2p/deal\0"
@@ -113,6 +116,29 @@ class RoundFinal:
     audit: AuditReport
     totals: tuple[int, ...]
     match_winner: int | None
+    #: Seats whose players departed (PROTOCOL.md 13): frozen as they lay, scored that way,
+    #: and not audited (their seeds were never revealed).
+    departed: frozenset[int] = frozenset()
+
+
+@dataclass(frozen=True)
+class SeatDeparted:
+    """The round's other participants agreed that this seat's player has gone."""
+
+    round: int
+    seat: int
+    author: bytes
+
+
+@dataclass(frozen=True)
+class SeatLagging:
+    """A participant has not acknowledged what the others have for `seconds`: a peer that
+    hides what it saw (or a bad link). Past the bound it is treated as silent."""
+
+    round: int
+    seat: int
+    author: bytes
+    seconds: float
 
 
 @dataclass(frozen=True)
@@ -141,6 +167,8 @@ GameEvent = (
     | PeerExpelled
     | ProtocolViolation
     | Divergence
+    | SeatDeparted
+    | SeatLagging
 )
 
 
@@ -156,6 +184,9 @@ class FoldStep:
     #: After the round's end: True if the move counted as in the air, None if its author had
     #: already seen the end (so it is out of the round, and out of the audit's replay too).
     in_the_air: bool | None = False
+    #: departed seats declared gone (stuck for good) right after this op; the audit
+    #: replays them too
+    departed_stuck: tuple[int, ...] = ()
 
 
 @dataclass
@@ -175,6 +206,7 @@ class ReplicatedRound:
     revealed: bool = False
     shared: bool = False  # partnerships: our seed went to our partner
     announced_stable: int = 0  # ops in the stable prefix when we last said so
+    losses: dict[bytes, Move] = field(default_factory=dict)  # our lost races, not yet stable
 
     def __post_init__(self) -> None:
         if not self.states:
@@ -203,6 +235,8 @@ class ReplicatedRound:
     def fold_one(self, op: Op) -> None:
         state = self.states[-1]
         step = FoldStep(op, None, False, "")
+        position = len(self.steps)
+        key = self.log.keys[position] if position < len(self.log.keys) else self.log.order_key(op)
         if op.kind == Kind.MOVE and self.log.counts(op):
             seat = self.seat_of[op.author]
             result: GameState | Rejection
@@ -211,16 +245,54 @@ class ReplicatedRound:
             except NotationError as exc:
                 result = Rejection(RejectReason.NO_SUCH_PILE, f"unreadable move: {exc}")
             else:
-                result = self._apply(state, op, step.move, step)
+                if self.nonces_covered(op, key):
+                    result = self._apply(state, op, step.move, step)
+                else:
+                    # PROTOCOL.md 6: ties are coins of every participant's nonce, so no move
+                    # counts before its author had seen every nonce.
+                    result = Rejection(
+                        RejectReason.MISSING_REVEAL,
+                        "played before every player's mix nonce had arrived",
+                    )
             if isinstance(result, Rejection):
                 step.reason = result.message
             else:
                 step.applied = True
                 state = result
-                if state.ended_by is not None and self.end_position is None:
-                    self.end_position = len(self.steps)
+        state = self._departed_say_stuck(state, key, step)
+        if state.ended_by is not None and self.end_position is None:
+            self.end_position = position
         self.steps.append(step)
         self.states.append(state)
+
+    def nonces_covered(self, op: Op, key: tuple[int, bytes]) -> bool:
+        """The op's author had every mix nonce it owed at its place in the order."""
+        return all(
+            self.log.covers_nonce(op, p)
+            for p in self.log.participants
+            if self.log.owes_nonce(p, key)
+        )
+
+    def departed_seats(self, key: tuple[int, bytes] | None = None) -> frozenset[int]:
+        """Seats all of whose players had departed at `key` in the order (None: by now)."""
+        gone: dict[int, bool] = {}
+        for player, seat in self.seat_of.items():
+            at = self.log.departed_at.get(player)
+            gone[seat] = gone.get(seat, True) and at is not None and (key is None or at <= key)
+        return frozenset(seat for seat, left in gone.items() if left)
+
+    def _departed_say_stuck(
+        self, state: GameState, key: tuple[int, bytes], step: FoldStep
+    ) -> GameState:
+        """A departed seat is frozen as it lies: it counts as stuck, so the others can
+        still end the round by all being stuck."""
+        if not self.log.departed_at or state.ended_by is not None:
+            return state
+        for seat in sorted(self.departed_seats(key)):
+            if not state.seats[seat].stuck and state.ended_by is None:
+                state = declare_gone(state, seat)
+                step.departed_stuck += (seat,)
+        return state
 
     def _apply(self, state: GameState, op: Op, move: Move, step: FoldStep) -> GameState | Rejection:
         if state.ended_by is None or self.end_position is None:
@@ -243,13 +315,14 @@ class ReplicatedRound:
     def end_is_stable(self) -> bool:
         return self.end_position is not None and self.end_position < self.log.stable_count()
 
-    def moves_in_fold_order(self) -> list[tuple[Move, bool]]:
+    def moves_in_fold_order(self) -> list[tuple[Move, bool] | int]:
         """Every parsed move with its in-the-air flag, for the audit."""
-        return [
-            (step.move, step.in_the_air)
-            for step in self.steps
-            if step.move is not None and step.in_the_air is not None
-        ]
+        out: list[tuple[Move, bool] | int] = []
+        for step in self.steps:
+            if step.move is not None and step.in_the_air is not None:
+                out.append((step.move, step.in_the_air))
+            out.extend(step.departed_stuck)
+        return out
 
 
 # --- the table ------------------------------------------------------------------------------
@@ -270,6 +343,8 @@ class TableReplica:
         #: Match totals per player (the dealer of a seat; partners share it).
         self.totals: dict[bytes, int] = {}
         self.my_secrets: dict[int, tuple[bytes, bytes]] = {}  # round -> (seed, salt)
+        self.my_nonces: dict[int, bytes] = {}  # round -> our mix nonce (PROTOCOL.md 6)
+        self.presence = Presence()
         self._events: list[GameEvent] = []
         self._digest_of: tuple[GameState, bytes] | None = None
 
@@ -314,15 +389,51 @@ class TableReplica:
         role: int,
         randomness: Callable[[int], bytes],
         heartbeat_interval: float = 0.075,
+        restarting: bool = False,
     ) -> TableReplica:
         """A replica that will join `table` once it has the table's OPEN (`join` after
-        `request_table`)."""
-        return cls(
+        `request_table`). `restarting`: this key may have been at the table before and its
+        log is lost; it authors nothing until the table has shown it its own ops
+        (PROTOCOL.md 14), then continues its chain (no JOIN if it is already a member)."""
+        replica = cls(
             SyncPeer(key, table, heartbeat_interval=heartbeat_interval),
             name=name,
             role=role,
             randomness=randomness,
         )
+        if restarting:
+            replica.sync.quarantine()
+        return replica
+
+    @classmethod
+    def restore(
+        cls,
+        key: SigningKeyPair,
+        table: bytes,
+        stored_ops: Iterable[bytes],
+        *,
+        name: str,
+        role: int,
+        randomness: Callable[[int], bytes],
+        heartbeat_interval: float = 0.075,
+        complete: bool = True,
+    ) -> TableReplica:
+        """A replica rebuilt from the op datagrams a node's store kept (its own ops and any
+        others, in any order). Our deal seeds and mix nonces come back from the escrow in
+        our own READYs, so the store need not keep secrets. `complete=False` when the
+        store may have lost our latest ops (then we wait as a restart does)."""
+        replica = cls.joining(
+            key,
+            table,
+            name=name,
+            role=role,
+            randomness=randomness,
+            heartbeat_interval=heartbeat_interval,
+            restarting=not complete,
+        )
+        replica.sync.load(list(stored_ops))
+        replica._after_sync()
+        return replica
 
     # --- reading ---------------------------------------------------------------------
 
@@ -338,6 +449,11 @@ class TableReplica:
     @property
     def is_member(self) -> bool:
         return self.me in self.sync.members
+
+    @property
+    def can_author(self) -> bool:
+        """False while a restarted peer waits to be shown its own ops."""
+        return self.sync.quarantined is None
 
     @property
     def current_round(self) -> ReplicatedRound | None:
@@ -379,19 +495,26 @@ class TableReplica:
             raise NertsError("only a player at an open table can be ready")
         number = (max(self.rounds) if self.rounds else 0) + 1
         seed, salt = self.randomness(SEED_BYTES), self.randomness(SALT_BYTES)
-        self.my_secrets[number] = (seed, salt)
+        nonce = self.randomness(MIX_NONCE_LEN)
         deal = deal_seat(rules, 0, seed)
         shown = [deal.nerts[-1] & 63, *(c & 63 for c in deal.work)]
-        op = self.sync.author(Kind.READY, 0, [number, deal_commitment(seed, salt), shown])
+        escrow = seal_escrow(self.sync.key, seed + salt + nonce, self.randomness(24))
+        op = self.sync.author(
+            Kind.READY,
+            0,
+            [number, deal_commitment(seed, salt), shown, nonce_commitment(nonce), escrow],
+        )
+        self.my_secrets[number] = (seed, salt)
+        self.my_nonces[number] = nonce
         self._after_sync()
         return op
 
     def start(self) -> Op:
         """(Host) start the next round with every player who is ready for it."""
         rules = self.rules
-        if rules is None or self.sync.host != self.me:
-            raise NertsError("only the table's host starts a round")
         number = (max(self.rounds) if self.rounds else 0) + 1
+        if rules is None or self.sync.starter(number) != self.me:
+            raise NertsError("only the table's host (or its successor) starts a round")
         if self.rounds and self.rounds[number - 1].final is None:
             raise NertsError(f"round {number - 1} is not final yet")
         per_seat = 2 if rules.partnerships else 1
@@ -428,6 +551,15 @@ class TableReplica:
         seat = self.seat
         if rnd is None or seat is None or move.seat != seat:
             return Rejection(RejectReason.NO_SUCH_SEAT, "you have no seat in this round")
+        if not self.can_author:
+            return Rejection(RejectReason.MISSING_REVEAL, "restarting: waiting for our own ops")
+        if any(
+            p not in rnd.log.nonces and rnd.log.owes_nonce(p, (2**62, b""))
+            for p in rnd.log.participants
+        ):
+            return Rejection(
+                RejectReason.MISSING_REVEAL, "waiting for every player's mix nonce to arrive"
+            )
         try:
             completed = complete(rnd.state, move)
         except NertsError:
@@ -453,6 +585,7 @@ class TableReplica:
     def tick(self, now: float) -> None:
         self.sync.tick(now)
         self._after_sync()
+        self._watch_presence(now)
 
     def outgoing(self) -> list[tuple[Hashable, bytes]]:
         return self.sync.outgoing()
@@ -472,6 +605,8 @@ class TableReplica:
                 self._events.append(ProtocolViolation(event.op.author, event.message))
             elif isinstance(event, DivergenceDetected):
                 self._events.append(Divergence(event.peer))
+            elif isinstance(event, DeparturesChanged):
+                self._on_departed(event, refold)
         for number, position in sorted(refold.items()):
             self._refold(self.rounds[number], position)
         self._note_stability()
@@ -517,9 +652,9 @@ class TableReplica:
                 continue
             new = new_steps.get(old.op.hash)
             if new is not None and not new.applied and old.move is not None:
-                self._events.append(
-                    RaceLost(rnd.number, old.move, new.reason, self._race_winner(rnd, old.move))
-                )
+                # Announced once the loss is stable: with several racers, a later op may
+                # still take the race from the one that beat us first.
+                rnd.losses[old.op.hash] = old.move
         if not was_ended and rnd.end_position is not None:
             self._announce_end(rnd)
 
@@ -587,6 +722,8 @@ class TableReplica:
         shown = [shown_by_seat[s] for s in range(rules.seats)]
         my_seat = seat_of.get(self.me)
         own_seed = None
+        if my_seat is not None:
+            self._recover_secrets(number, readies.get(self.me))
         if my_seat is not None and dealer.get(my_seat) == self.me:
             own_seed = self.my_secrets.get(number, (None, None))[0]
         start = public_start(rules, shown, own_seat=my_seat, own_seed=own_seed)
@@ -597,6 +734,12 @@ class TableReplica:
         if rnd is None:
             return
         stable = min(rnd.log.stable_count(), len(rnd.states) - 1)
+        if rnd.losses:
+            for step in rnd.steps[:stable]:
+                move = rnd.losses.pop(step.op.hash, None)
+                if move is not None and not step.applied:
+                    winner = self._race_winner(rnd, move)
+                    self._events.append(RaceLost(rnd.number, move, step.reason, winner))
         if stable > rnd.announced_stable:
             rnd.announced_stable = stable
             self._events.append(StableState(rnd.number, stable, state_hash(rnd.states[stable])))
@@ -606,12 +749,94 @@ class TableReplica:
         for rnd in self.rounds.values():
             if rnd.final is not None:
                 continue
+            if not self.can_author or rnd.log.excluded.get(self.me) is not None:
+                if rnd.end_is_stable() and self._reveals_stable(rnd):
+                    self._finish(rnd)
+                continue
+            self._reveal_nonce(rnd)
             if not rnd.shared and rnd.rules.partnerships:
                 self._share_seed(rnd)
             if not rnd.revealed and self.me in rnd.seat_of and rnd.end_is_stable():
                 self._reveal(rnd)
             if rnd.end_is_stable() and self._reveals_stable(rnd):
                 self._finish(rnd)
+
+    # --- fair ties, escrow, departures (PROTOCOL.md 6, 13, 14) ---------------------------
+
+    def _recover_secrets(self, number: int, ready: Op | None) -> None:
+        """After a restart our deal seed and mix nonce for a round are gone from memory, but
+        our READY (the one the START used) escrowed them to ourselves: open it."""
+        if number in self.my_secrets and number in self.my_nonces:
+            return
+        if ready is None:
+            return
+        try:
+            seed, salt, nonce = open_escrow(self.sync.key, ready.payload[4])
+        except RemoteProtocolError as exc:
+            self._events.append(ProtocolViolation(self.me, f"our own escrow: {exc.message}"))
+            return
+        if deal_commitment(seed, salt) == ready.payload[1]:
+            self.my_secrets[number] = (seed, salt)
+        if nonce_commitment(nonce) == ready.payload[3]:
+            self.my_nonces[number] = nonce
+
+    def _reveal_nonce(self, rnd: ReplicatedRound) -> None:
+        """As a participant, reveal our mix nonce once the round has started (every
+        commitment is fixed by then)."""
+        log = rnd.log
+        if self.me not in log.index or self.me in log.nonces:
+            return
+        nonce = self.my_nonces.get(rnd.number)
+        if nonce is not None:
+            self._author_now(Kind.MIX, rnd.number, nonce)
+
+    def _on_departed(self, event: DeparturesChanged, refold: dict[int, int]) -> None:
+        rnd = self.rounds.get(event.epoch)
+        if rnd is None:
+            return
+        for author in event.added:
+            self._events.append(SeatDeparted(event.epoch, rnd.seat_of[author], author))
+        if rnd.final is None:
+            refold[event.epoch] = 0  # its late ops go, its seat says stuck from then on
+
+    def _watch_presence(self, now: float) -> None:
+        """Flag lagging seats; vote a silent (or hopelessly lagging) participant out."""
+        rnd = self.current_round
+        if rnd is None or self.me not in rnd.log.index or self.me in rnd.log.excluded:
+            return
+        log, presence = rnd.log, self.presence
+        if presence.round != rnd.number:
+            presence.reset(rnd.number)
+        presence.round_seen(rnd.number, now)
+        if rnd.final is None and now >= presence.next_check:
+            # Four looks a second are plenty for bounds of seconds, and cheap.
+            presence.next_check = now + PRESENCE_CHECK
+            vectors = dict(self.sync.acks)
+            vectors[self.me] = VersionVector(self.sync.vector())
+            presence.update(log, vectors, now)
+            for p in log.participants:
+                lag = presence.lag(p, now)
+                if lag >= LAG_WARN and p not in presence.warned and p != self.me:
+                    presence.warned.add(p)
+                    self._events.append(SeatLagging(rnd.number, rnd.seat_of[p], p, lag))
+        if not self.can_author:
+            return
+        for target in presence.silent(log, self.sync.heard, self.me, now):
+            if target in log.departed:
+                continue
+            if rnd.final is not None and (
+                self.sync.starter(rnd.number + 1) != target or rnd.number + 1 in self.sync.epochs
+            ):
+                continue  # after a final round only a vanished starter matters
+            held = self.sync.delivered(target)
+            if presence.voted.get((rnd.number, target), -1) >= held:
+                continue
+            presence.voted[(rnd.number, target)] = held
+            try:
+                self.sync.author(Kind.DEPART, rnd.number, [target, held])
+            except LocalProtocolError as exc:
+                self._events.append(ProtocolViolation(self.me, exc.message))
+        self._after_sync()
 
     def _reveal(self, rnd: ReplicatedRound) -> None:
         """Every participant's end of the round: a dealer reveals its seed and salt; a partner
@@ -690,11 +915,14 @@ class TableReplica:
     def _finish(self, rnd: ReplicatedRound) -> None:
         cheaters: set[int] = set()
         seeds: list[bytes] = []
+        departed = rnd.departed_seats()
         for seat in range(rnd.rules.seats):
             author = rnd.dealer[seat]
             reveal = rnd.reveals.get(author)
             seed, salt = reveal.payload if reveal is not None else (bytes(32), bytes(16))
-            if deal_commitment(seed, salt) != rnd.commitments[author]:
+            if deal_commitment(seed, salt) != rnd.commitments[author] and (
+                reveal is not None or seat not in departed
+            ):
                 cheaters.add(seat)
             seeds.append(seed)
         # A REVEAL (or end marker) that had not seen the op that ended the round was made
@@ -703,9 +931,14 @@ class TableReplica:
             if rnd.log.counts_author(author) and not rnd.covers_end(reveal):
                 cheaters.add(rnd.seat_of[author])
         # The audit replays the round from the seeds and must reach the fold's end state (in
-        # public knowledge); `report.diverged` says if it did not.
+        # public knowledge); `report.diverged` says if it did not. A departed dealer never
+        # revealed: its seat is taken at its word (the audit's redaction), not judged.
         end = rnd.states[-1]
         report = audit_round(rnd.rules, seeds, rnd.start_state, rnd.moves_in_fold_order(), end)
+        if departed:
+            report = AuditReport(
+                tuple(m for m in report.mismatches if m.seat not in departed), report.diverged
+            )
         cheaters |= report.cheaters
         scores = score_round(end, cheaters=frozenset(cheaters))
         for score in scores:
@@ -719,6 +952,7 @@ class TableReplica:
             report,
             totals,
             match_winner(totals, rnd.rules, rnd.number),
+            departed,
         )
         self._events.append(rnd.final)
 
@@ -735,6 +969,7 @@ class TableReplica:
 
 
 __all__ = [
+    "END_MARKER",
     "SPECTATOR",
     "Divergence",
     "GameEvent",
@@ -745,6 +980,8 @@ __all__ = [
     "RoundEnded",
     "RoundFinal",
     "RoundStarted",
+    "SeatDeparted",
+    "SeatLagging",
     "StableState",
     "TableReplica",
     "deal_commitment",

@@ -62,3 +62,20 @@ def test_rejections_are_explained_in_words() -> None:
     before = session.state
     assert "Nerts only with an empty Nerts pile" in session.type_line("0 nerts")
     assert session.state == before
+
+
+def test_rotate_and_stuck_at_the_practice_table_follow_the_rules() -> None:
+    session = PracticeSession(Rules(seats=2), NOVICE, seed=3)
+    session.state = parse_position(POSITION)
+    before = session.state
+    # Seat 0 can still play (5H onto 6S, 2C into the empty pile): it is not stuck.
+    assert "only a stuck seat may move its top stock card" in session.type_line("rotate")
+    assert "you are not stuck" in session.type_line("stuck")
+    assert session.state == before
+    stuck_able = parse_position(
+        "nerts1 seats=2 play/0/0 - ?12:KS/5D,9C,QH,QD.JS/?34/-/- ?12:KH/5S,9D,QC,JD/?35/-/-"
+    )
+    session.state = stuck_able
+    assert session.type_line("stuck") == ""
+    assert session.type_line("rotate") == ""
+    assert session.state.seats[0].stuck

@@ -91,6 +91,7 @@ def _start_window(display: str, home: Path, *extra: str) -> tuple[subprocess.Pop
         "NERTS_P2P_DATA_DIR": str(home / "data"),
     }
     env.pop("SDL_VIDEODRIVER", None)
+    printed_to = (home / "stdout.txt").open("w")
     process = subprocess.Popen(
         [
             sys.executable,
@@ -105,15 +106,19 @@ def _start_window(display: str, home: Path, *extra: str) -> tuple[subprocess.Pop
         ],
         cwd=ROOT,
         env=env,
-        stdout=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        # A file, not a pipe: nothing the program prints can fill a pipe and stall it.
+        stdout=printed_to,
         stderr=subprocess.PIPE,
         text=True,
     )
-    deadline = time.monotonic() + 60
+    printed_to.close()  # the child has its own copy
+    deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
         if process.poll() is not None:
             _, stderr = process.communicate()
-            raise AssertionError(f"the window program ended at once: {stderr}")
+            printed = (home / "stdout.txt").read_text()
+            raise AssertionError(f"the window program ended at once: {printed} {stderr}")
         found = subprocess.run(
             ["xdotool", "search", "--class", "nerts-p2p"],
             env={**os.environ, "DISPLAY": display},
@@ -126,7 +131,8 @@ def _start_window(display: str, home: Path, *extra: str) -> tuple[subprocess.Pop
             return process, found.stdout.split()[0]
         time.sleep(0.2)
     process.kill()
-    raise AssertionError(f"no window appeared: {process.communicate()[1]}")
+    printed = (home / "stdout.txt").read_text()
+    raise AssertionError(f"no window appeared: {printed} {process.communicate()[1]}")
 
 
 def _wait_for_title(display: str, window: str, title: str) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from client.window.practice import GO_DELAY, PracticeTable, practice_table
+from client.window.practice import GO_DELAY, MAX_DEFERRAL, PracticeTable, practice_table
 from client.window.replay_file import replay_from_json, replay_to_json
 from client.window.session import LOBBY, PLAYING, SCORED, RaceLostNotice, RoundScoredNotice
 from nerts_p2p.game.bots import CASUAL, EXPERT
@@ -181,3 +181,16 @@ def test_watching_bots_has_no_seat_and_plays_no_move() -> None:
     state = table.view().state
     assert state is not None
     assert state.foundations or any(s.waste for s in state.seats), "the bots play"
+
+
+def test_a_frame_budget_spreads_deliveries_but_never_holds_one_past_its_bound() -> None:
+    # A budget of zero is always spent: only datagrams at the deferral bound go in.
+    table = practice_table(4, CASUAL, seed=41, frame_budget=0.0)
+    until_playing(table)
+    for _ in range(60 * 5):
+        table.advance(table.now + FRAME)
+        first = table.link.first_arrival()
+        assert first is None or first > table.now - MAX_DEFERRAL
+    view = table.view()
+    assert view.state is not None
+    assert view.state.foundations or any(s.waste for s in view.state.seats), "play goes on"

@@ -20,11 +20,13 @@ from client.window.menus import ReplayListScreen, SettingsScreen, StartScreen
 from client.window.practice import practice_table
 from client.window.replay_file import save_replay
 from client.window.replay_screen import ReplayScreen
+from client.window.round_end import RoundEndScreen
 from client.window.session import PLAYING, SCORED, RoundResult, TableView
 from client.window.settings import SEAT_COLOURS, Settings, seat_colours
-from client.window.table_screen import RoundEndScreen, TableScreen
+from client.window.table_screen import TableScreen
 from nerts_p2p.game.bots import EXPERT
 from nerts_p2p.game.cards import SUIT_OF, face_of, make_card, parse_face
+from nerts_p2p.game.position import parse_position
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.game.scoring import SeatScore
 
@@ -409,3 +411,42 @@ def test_replay_screen_plays_a_saved_match(headless: None, tmp_path: Path) -> No
                 (place.rect.x + 2, place.rect.y + 2, place.rect.w * 0.4, place.rect.h * 0.3),
             )
             assert any(near(p, NORMAL.card, 10) for p in pixels)
+
+
+def test_the_nerts_button_calls_attention_when_our_pile_is_empty(headless: None) -> None:
+    app = make_app()
+    empty = parse_position(
+        "nerts1 seats=2 play/0/0 AH@1.2H@1 -:-/TD.9S.8H,3C,JH,-/?44/7C.KD.AS/- "
+        "?12:8C/5H,-,8S,2D/?34/-/-"
+    )
+    for state, lit in ((two_seat_state(), False), (empty, True)):
+        view = TableView(PLAYING, state.rules, ("Ann", "Bob"), 0, 1, state)
+        screen = TableScreen(app, StaticSession(view))
+        app.show(screen)
+        frame(app)
+        surface = shot(app, f"table-nerts-button-{'lit' if lit else 'plain'}")
+        assert screen.layout is not None
+        button = screen.layout.buttons["nerts"]
+        ring = colours_in(surface, (button.x - 4, button.y + button.h / 3, 3, button.h / 3))
+        assert any(near(p, NORMAL.settled, 20) for p in ring) == lit
+
+
+def test_a_resized_window_is_laid_out_anew(headless: None) -> None:
+    """Regression: after a resize every card glided from its old place to its new one."""
+    app = make_app()
+    screen = static_table(app)
+    app.frame(1.0)
+    assert screen.layout is not None
+    assert (screen.layout.width, screen.layout.height) == SIZE
+    pygame.display.set_mode((1024, 640), pygame.RESIZABLE)
+    pygame.event.post(pygame.event.Event(pygame.VIDEORESIZE, w=1024, h=640, size=(1024, 640)))
+    app.frame(1.1)
+    assert screen.layout is not None
+    assert (screen.layout.width, screen.layout.height) == (1024, 640)
+    surface = shot(app, "table-resized")
+    assert surface.get_size() == (1024, 640)
+    for place in screen.places:
+        assert place.rect.right <= 1024
+        assert place.rect.bottom <= 640
+        if place.face_up:
+            assert_card_face(surface, screen, place, NORMAL)

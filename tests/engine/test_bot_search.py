@@ -10,6 +10,7 @@ import pytest
 from nerts_p2p.game import simulate
 from nerts_p2p.game.bots import CASUAL, EXPERT, NOVICE, BotPlayer
 from nerts_p2p.game.deck import seat_seed
+from nerts_p2p.game.engine import omniscient_start, play
 from nerts_p2p.game.moves import Move
 from nerts_p2p.game.position import position_text
 from nerts_p2p.game.rules import Rules
@@ -75,3 +76,18 @@ def test_same_seeds_give_the_same_round_move_for_move() -> None:
         rules, [seat_seed(6, 1, s) for s in range(4)], [NOVICE, CASUAL, EXPERT, CASUAL]
     )
     assert position_text(other.state) != position_text(first.state)
+
+
+def test_a_bot_seated_after_it_was_made_moves_for_its_seat() -> None:
+    # Regression: a PeerMesh bot is made with seat -1 and seated when the round starts; its
+    # stock turns once carried the seat it was made with and were all refused.
+    state = omniscient_start(Rules(seats=2), [seat_seed(2, 1, s) for s in range(2)])
+    bot = BotPlayer(CASUAL, -1, random.Random(1))
+    bot.seat = 1
+    moves = []
+    for _ in range(6):
+        move = bot.act(state)
+        assert move is not None
+        moves.append(move)
+        state = play(state, move)
+    assert {m.seat for m in moves} == {1}

@@ -14,7 +14,15 @@ import pytest
 from nerts_p2p.game.bots import LEVELS
 from nerts_p2p.game.cards import CARD_MASK, is_joker, make_card, parse_card
 from nerts_p2p.game.deck import seat_seed
-from nerts_p2p.game.engine import apply, public_start, reveals_needed, shown_cards
+from nerts_p2p.game.engine import (
+    apply,
+    omniscient_start,
+    play,
+    public_start,
+    redact_seat,
+    reveals_needed,
+    shown_cards,
+)
 from nerts_p2p.game.errors import NertsError, Rejection
 from nerts_p2p.game.legal import legal_moves
 from nerts_p2p.game.moves import (
@@ -27,11 +35,12 @@ from nerts_p2p.game.moves import (
     TO_NERTS,
     TO_UNDER,
     TO_WORK,
+    TURN,
     Move,
     parse_move,
 )
 from nerts_p2p.game.rules import Rules
-from nerts_p2p.game.state import UNKNOWN, GameState, slot_card
+from nerts_p2p.game.state import UNKNOWN, GameState, seen_mask, slot_card
 from tests.engine.helpers import position, rejected, round_states, seat
 
 
@@ -111,7 +120,8 @@ POSITIONS = {
     "wild and fixed jokers, builds, stuck": position(
         seat("?10:X1", work="9H.X2=8S,-,5D,KC", waste="TS"),
         seat("?11:6D", work="7C,-,-,-"),
-        seat("?11:4D", work="KS,KC,KH,KD", stuck=True),
+        # Stuck: nothing of its fits anywhere (a seat with a card to play cannot be stuck).
+        seat("?11:4D", work="JS,8H,QS,KC", stuck=True),
         rules=JOKERS_AND_BUILDS + ";slide_under=true",
         foundations="AH@1.2H@1.3H@1,AS@2,AC@0.2C@0.3C@0.4C@0.5C@0.6C@0.7C@0",
     ),
@@ -127,7 +137,7 @@ POSITIONS = {
     # An empty Nerts pile: the seat may call; its stock is empty, so it may only recycle.
     "empty Nerts pile, waste to recycle": position(
         seat("-:-", work="KC,QC,-,-", stock="-", waste="9C.X1.TC.JC"),
-        seat("?11:KD", work="QS,QC,JS,JC", stuck=True),
+        seat("?11:KD", work="QD,JS,7H,5H", stuck=True),
         rules="jokers=1",
         foundations=",".join([run("S", "K"), run("H", "K"), run("D", "K"), run("C", "8")]),
     ),
@@ -165,13 +175,12 @@ def test_the_crafted_positions_hold_what_they_claim() -> None:
     assert "0 X2=8C w0-fAC" in listed
     assert "0 X2=8S w0-fAC" not in listed  # a fixed joker keeps its colour and rank
     assert {"0 5D w2-n1", "0 5D w2-n2", "0 TS d-u0"} <= listed
-    assert "0 stuck" not in listed  # stuck is only for a seat with no card to play
-    assert "2 stuck" not in {str(m) for m in legal_moves(rich, 2)}
-    assert "1 stuck" not in {str(m) for m in legal_moves(rich, 1)}  # 6D fits an empty pile
-    no_card_to_play = position(
-        seat("?11:KD", work="QS,QC,JS,JC"), seat("?11:KH", work="QH,QD,JH,JD")
-    )
-    assert "0 stuck" in {str(m) for m in legal_moves(no_card_to_play, 0)}
+    # A seat with a card to play cannot declare itself stuck; only a stuck seat rotates.
+    assert "0 stuck" not in listed
+    assert "1 stuck" not in {str(m) for m in legal_moves(rich, 1)}  # 6D fits on 7C
+    stuck_seat = {str(m) for m in legal_moves(rich, 2)}
+    assert "2 stuck" not in stuck_seat
+    assert "2 rotate" in stuck_seat
     built_on = {str(m) for m in legal_moves(POSITIONS["jokers on every pile"], 2)}
     assert {"2 TH@1 n-w2", "2 TH@1 n-w3"} <= built_on
     assert not any(" JH " in m for m in built_on)  # the card under the top stays put
@@ -204,8 +213,6 @@ def test_legal_moves_lists_every_move_apply_accepts_along_simulated_rounds(rules
 
 
 def _shown(rules: Rules) -> list[list[int]]:
-    from nerts_p2p.game.engine import omniscient_start
-
     state = omniscient_start(rules, [seat_seed(3, 1, s) for s in range(rules.seats)])
     return [list(shown_cards(state, s)) for s in range(rules.seats)]
 
@@ -238,3 +245,67 @@ def test_public_start_refuses_wrong_counts_and_jokers_at_a_table_without() -> No
     shown[0][0] = parse_card("X1", default_owner=0)
     with pytest.raises(NertsError, match="joker"):
         public_start(rules, shown)
+
+
+# --- what is public knowledge: a card turned up twice is refused ---------------------------
+
+
+def test_every_card_a_seat_has_shown_counts_as_seen_all_round_long() -> None:
+    """`seen` (the seat's cards that are public) is what a reveal is checked against: it must
+    be exactly the seat's cards that are face up or known anywhere, at every step."""
+    for rules in RICH_RULES[:2]:
+        seeds = [seat_seed(3, 1, s) for s in range(rules.seats)]
+        states = round_states(rules, seeds, [LEVELS["casual"]] * rules.seats)
+        starts = [
+            states[0],
+            public_start(rules, [shown_cards(states[0], i) for i in range(rules.seats)]),
+        ]
+        for state in [*starts, *states]:
+            for i, s in enumerate(state.seats):
+                assert s.seen == seen_mask(state.seats, state.foundations, i), (i, state)
+
+
+def test_a_public_view_refuses_a_reveal_of_a_card_already_shown() -> None:
+    rules = Rules(seats=2, draw=1)
+    start = omniscient_start(rules, [seat_seed(4, 1, s) for s in range(2)])
+    public = public_start(rules, [shown_cards(start, i) for i in range(2)])
+    for seat_no in (0, 1):
+        for card in shown_cards(start, seat_no):
+            turn = Move(seat_no, TURN, reveals=(card,))
+            result = apply(public, turn)
+            assert isinstance(result, Rejection)
+            assert "already seen" in result.message
+    # And a card turned up from the stock, in a view that knew it, is seen from then on.
+    s = start.seats[0]
+    turned = slot_card(s.stock[0])
+    after_turn = play(start, Move(0, TURN, reveals=(turned,)))
+    forgotten = redact_seat(after_turn, 0)
+    assert forgotten.seats[0].seen >> (turned & 63) & 1
+    # The next stock card is unknown to this view: it cannot be the one just turned up.
+    again = apply(forgotten, Move(0, TURN, reveals=(turned,)))
+    assert isinstance(again, Rejection)
+    assert "already seen" in again.message
+
+
+def test_an_unfixed_joker_cannot_slide_under_and_is_told_why() -> None:
+    state = position(
+        seat("?11:KD", work="9H,-,-,-", waste="X1"),
+        seat(),
+        rules="jokers=1;slide_under=true",
+    )
+    assert "joker without a fixed identity" in rejected(state, "0 X1 d-u0").message
+
+
+def test_a_player_knows_its_own_face_down_cards_from_its_seed_and_only_those() -> None:
+    rules = Rules(seats=3)
+    seeds = [seat_seed(6, 1, s) for s in range(3)]
+    shown = [list(shown_cards(omniscient_start(rules, seeds), s)) for s in range(3)]
+    for own in (0, 1, 2):
+        view = public_start(rules, shown, own_seat=own, own_seed=seeds[own])
+        for seat_no, s in enumerate(view.seats):
+            known = [slot != UNKNOWN for slot in (*s.nerts_hidden, *s.stock)]
+            assert all(known) if seat_no == own else not any(known)
+            assert shown_cards(view, seat_no) == tuple(shown[seat_no])
+        other = seeds[(own + 1) % 3]
+        with pytest.raises(NertsError, match=f"seat {own}'s seed does not deal the cards it shows"):
+            public_start(rules, shown, own_seat=own, own_seed=other)

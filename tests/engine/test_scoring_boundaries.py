@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from nerts_p2p.game.rules import Rules
-from nerts_p2p.game.scoring import MatchScore, SeatScore, match_winner, score_round
+from nerts_p2p.game.scoring import MatchScore, SeatScore, match_over, match_winner, score_round
 from tests.engine.helpers import position, seat
 
 TARGET_100 = Rules(seats=3, target=100)
@@ -42,3 +42,16 @@ def test_round_scores_count_own_cards_penalty_bonus_and_cheaters() -> None:
     caught = score_round(state, cheaters=frozenset({0}))
     assert [s.score for s in caught] == [0, -4]
     assert score_round(state, cheaters=frozenset({1}))[1].score == -4  # zero caps gains only
+
+
+def test_a_match_ends_when_the_agreed_spread_or_round_count_is_reached_exactly() -> None:
+    spread = Rules(seats=3, target=10_000, match_spread=30)
+    assert match_over([40, 20, 10], spread, 1)
+    assert not match_over([39, 20, 10], spread, 1)
+    assert match_over([10, -5, -20], spread, 1)  # the spread of totals, below zero too
+    assert match_winner([10, -5, -20], spread, 1) == 0
+    assert match_over([1, 0], Rules(seats=2, target=10_000, match_spread=1), 1)
+    one_round = Rules(seats=2, target=10_000, match_rounds=1)
+    assert match_over([3, 2], one_round, 1)
+    assert not match_over([3, 2], Rules(seats=2, target=10_000, match_rounds=2), 1)
+    assert not match_over([3, 2], Rules(seats=2, target=10_000), 999)  # 0: no round limit

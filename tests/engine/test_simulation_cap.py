@@ -31,7 +31,7 @@ def test_a_round_where_stalemate_never_ends_play_fails_past_the_rotation_cap(
 
     monkeypatch.setattr(simulate, "apply", never_stalemate)
     monkeypatch.setattr(simulate, "MAX_ROTATIONS_PER_ROUND", 20)
-    # Two novices end most rounds in a stalemate; with these deals (match seed 1) round 1 does.
+    # Novices at this table end round 1 of match seed 1 in a stalemate.
     seeds = [seat_seed(1, 1, s) for s in range(2)]
     with pytest.raises(NertsError, match="21 all-stuck rotations: a rule lets a round go on"):
         simulate.simulate_round(RULES, seeds, [LEVELS["novice"]] * 2, match_seed=1)

@@ -14,7 +14,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nerts_p2p.table.replica import deal_commitment
 from protocol.codec import pack
 from protocol.envelope import PROTOCOL_VERSION, seal
 from protocol.errors import DropReason
@@ -49,13 +48,13 @@ from tools.gen_vectors import (
     NONCE,
     OTHER_TABLE,
     ROUND_RULES,
-    SECRETS,
     SHOWN,
     TABLE,
     TABLE_RULES,
     History,
     play_history,
     raw_envelope,
+    ready_payload,
 )
 
 from .strategies import wire_values
@@ -296,7 +295,7 @@ def test_a_spectator_cannot_play() -> None:
     assert len(round_one) == size  # nothing entered the round's order
 
     other = observer()
-    other.receive(next_op("sam", Kind.READY, [2, bytes(32), []]), "sam", 1.0)
+    other.receive(next_op("sam", Kind.READY, [2, bytes(32), [], bytes(32), bytes(104)]), "sam", 1.0)
     assert rejected(other.events()) == [DropReason.SPECTATOR_OP]
     assert other.counters[DropReason.SPECTATOR_OP] == 1
 
@@ -304,7 +303,9 @@ def test_a_spectator_cannot_play() -> None:
 def test_ops_of_non_members_are_rejected() -> None:
     # Carol has left the table.
     peer = observer()
-    peer.receive(next_op("carol", Kind.READY, [2, bytes(32), []]), "carol", 1.0)
+    peer.receive(
+        next_op("carol", Kind.READY, [2, bytes(32), [], bytes(32), bytes(104)]), "carol", 1.0
+    )
     assert rejected(peer.events()) == [DropReason.NOT_A_MEMBER]
     # Bob is a player at the table but not in round 1: he cannot move in it.
     peer = observer()
@@ -339,7 +340,15 @@ def test_a_stranger_is_no_member_until_it_joins() -> None:
     first op is asked for, and nothing is delivered."""
     peer = observer()
     body = op_body(
-        Kind.READY, TABLE, IDS["mallory"], 2, b"\x03" * 16, 40, 0, [], [1, bytes(32), []]
+        Kind.READY,
+        TABLE,
+        IDS["mallory"],
+        2,
+        b"\x03" * 16,
+        40,
+        0,
+        [],
+        [1, bytes(32), [], bytes(32), bytes(104)],
     )
     peer.receive(seal(KEYS["mallory"], body), "mallory", 1.0)
     assert delivered(peer.events()) == []
@@ -353,7 +362,7 @@ def test_a_host_who_does_not_play_can_start_a_round() -> None:
     for name in ("alice", "bob"):
         h.author(name, Kind.JOIN, 0, [KEYS[name].public_key, name, PLAYER])
     for name in ("alice", "bob"):
-        h.author(name, Kind.READY, 0, [1, deal_commitment(*SECRETS[name]), SHOWN["alice"]])
+        h.author(name, Kind.READY, 0, ready_payload(name, 1, SHOWN["alice"]))
     start = h.author("host", Kind.START, 1, [[IDS["alice"], IDS["bob"]], [0, 1], ROUND_RULES])
     move = h.author("alice", Kind.MOVE, 1, "stuck")
     peer = observer(h)
@@ -564,7 +573,9 @@ _payloads: dict[Kind, st.SearchStrategy[object]] = {
         st.integers(0, 1),
     ),
     Kind.LEAVE: st.none(),
-    Kind.READY: st.builds(lambda n: [n, bytes(32), [1, 2]], st.integers(1, 3)),
+    Kind.READY: st.builds(
+        lambda n: [n, bytes(32), [1, 2], bytes(32), bytes(104)], st.integers(1, 3)
+    ),
     Kind.START: st.builds(
         lambda ids, rules: [ids, list(range(len(ids))), rules],
         st.lists(_ids, min_size=2, max_size=3, unique=True),

@@ -60,14 +60,18 @@ def test_a_join_that_names_nothing_waits_for_the_tables_open() -> None:
 def test_a_round_op_stamped_before_its_round_started_is_backdated() -> None:
     rules = Rules(seats=2)
     table = ManualTable(rules, [seed_showing(rules, [], label=f"b{i}") for i in range(2)])
-    table.start_round()
     host, other = table.players
+    for replica in table.players:
+        replica.ready()
+    table.collect()
+    table.deliver_all()
+    host.start()  # not delivered to the other player: it authors nothing after START
     log = host.sync.epoch(1)
     assert log is not None
     start = log.start
     sync = other.sync
     last = sync.logs[sync.me][-1]
-    assert last.lamport < start.lamport  # the non-host has authored nothing since START
+    assert last.lamport < start.lamport
     deps = [sync.delivered(p) for p in log.participants]
     body = op_body(
         Kind.MOVE, sync.table, sync.me, last.seq + 1, last.hash, start.lamport, 1, deps, "turn"
@@ -101,7 +105,9 @@ def test_an_op_backdated_only_against_an_equivocated_op_is_judged_again() -> Non
     high = seal(KEYS["alice"], history.body("alice", Kind.MOVE, 1, "turn", lamport=base + 50))
     low = seal(KEYS["alice"], history.body("alice", Kind.MOVE, 1, "stuck", lamport=base + 1))
     seq = op_of(low).seq
-    body = history.body("bob", Kind.READY, 0, [2, b"\x01" * 32, []], lamport=base + 2)
+    body = history.body(
+        "bob", Kind.READY, 0, [2, b"\x01" * 32, [], bytes(32), bytes(104)], lamport=base + 2
+    )
     deps = body[7]
     assert isinstance(deps, list)
     body[7] = sorted([*deps, [IDS["alice"], seq]])

@@ -81,6 +81,7 @@ def test_the_files_cover_every_kind_and_every_gate_step() -> None:
     assert len(names) == len(set(names))
     valid_kinds = {v["decoded"]["kind"] for v in VALID}
     wanted = {Kind.OPEN, Kind.JOIN, Kind.LEAVE, Kind.READY, Kind.START, Kind.MOVE, Kind.REVEAL}
+    wanted |= {Kind.MIX, Kind.DEPART}
     wanted |= {Kind.HEARTBEAT, Kind.REQUEST, Kind.BATCH, Kind.EVIDENCE}
     assert {k.name for k in wanted} <= valid_kinds
     roles = {v["decoded"]["payload"][2] for v in VALID if v["decoded"]["kind"] == "JOIN"}

@@ -9,7 +9,7 @@ import pytest
 
 from nerts_p2p.game.moves import Move
 from nerts_p2p.game.rules import Rules
-from nerts_p2p.table.replica import ProtocolViolation
+from nerts_p2p.table.replica import END_MARKER, ProtocolViolation
 from protocol.errors import RemoteProtocolError
 from protocol.sealed import open_from, seal_for
 from protocol.signing import SigningKeyPair
@@ -46,6 +46,13 @@ def test_partners_both_play_the_seat_and_every_peer_agrees() -> None:
     movers = Counter(s.op.author for s in rnd.steps if s.move is not None and s.applied)
     assert len(movers) == 4, "all four players moved cards"
     assert not [e for events in mesh.events for e in events if isinstance(e, ProtocolViolation)]
+    # Every participant ended its round with a REVEAL covering the end: a dealer its seed, a
+    # partner that deals no seed the end marker (un-seeing the call, issue 10).
+    dealers = set(rnd.dealer.values())
+    assert set(rnd.reveals) == set(rnd.seat_of)
+    for author, reveal in rnd.reveals.items():
+        assert rnd.covers_end(reveal)
+        assert (reveal.payload == END_MARKER) == (author not in dealers)
 
 
 def test_partners_turning_the_stock_at_once_are_not_called_cheaters() -> None:

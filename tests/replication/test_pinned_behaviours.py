@@ -11,13 +11,17 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
+import pytest
+
 from nerts_p2p.game.deck import deal_seat
+from nerts_p2p.game.errors import NertsError
 from nerts_p2p.game.moves import FROM_NERTS, NEW_FOUNDATION, Move
 from nerts_p2p.game.position import state_hash
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.table.replica import (
     Divergence,
     PeerExpelled,
+    ProtocolViolation,
     RoundEnded,
     RoundFinal,
     StableState,
@@ -25,7 +29,8 @@ from nerts_p2p.table.replica import (
 )
 from protocol.envelope import seal
 from protocol.errors import DropReason
-from protocol.messages import Batch, Kind, Op, decode, decode_op, op_body
+from protocol.messages import SEED_AND_SALT, Batch, Kind, Op, decode, decode_op, op_body
+from protocol.sealed import OVERHEAD as SEALED_OVERHEAD
 from protocol.sync import BROADCAST, MAX_PENDING_PER_AUTHOR, DivergenceDetected, SyncPeer
 from tests.replication.table_helpers import ManualTable, seed_showing
 from tools.gen_vectors import KEYS, TABLE, play_history
@@ -181,7 +186,8 @@ def _tie_winner(seeds: list[bytes]) -> int:
         moves = [s.move for s in rnd.steps if s.move is not None]
         assert len(moves) == 2
         assert moves[0].seat != moves[1].seat
-        assert rnd.steps[1].op.lamport == rnd.steps[2].op.lamport, "an exact tie"
+        played = [s.op for s in rnd.steps if s.move is not None]
+        assert played[0].lamport == played[1].lamport, "an exact tie"
         orders.add(moves[0].seat)
     assert len(orders) == 1, "every peer orders the tie alike"
     return orders.pop()
@@ -198,7 +204,7 @@ def test_who_wins_an_exact_tie_depends_on_the_deals_not_only_on_the_keys() -> No
 
 def test_a_peer_expelled_in_the_lobby_stays_out_of_the_next_round() -> None:
     rules = Rules(seats=3)
-    seeds = [seed_showing(rules, [], label=f"x{i}") for i in range(3)]
+    seeds = [seed_showing(rules, [], label=f"x{i}", stuck=True) for i in range(3)]
     table = ManualTable(rules, seeds)
     host, _, cheat = table.players
     table_id = host.sync.table
@@ -210,9 +216,12 @@ def test_a_peer_expelled_in_the_lobby_stays_out_of_the_next_round() -> None:
     # same cards under two different commitments).
     deal = deal_seat(rules, 0, seeds[2])
     shown = [deal.nerts[-1] & 63, *(c & 63 for c in deal.work)]
-    one = cheat.sync.author(Kind.READY, 0, [1, deal_commitment(b"\1" * 32, b"\2" * 16), shown])
+    extra = [bytes(32), bytes(104)]  # mix nonce commitment and escrow: not what is judged here
+    one = cheat.sync.author(
+        Kind.READY, 0, [1, deal_commitment(b"\1" * 32, b"\2" * 16), shown, *extra]
+    )
     deps = [list(d) for d in one.lobby_deps]
-    other = [1, deal_commitment(b"\3" * 32, b"\4" * 16), shown]
+    other = [1, deal_commitment(b"\3" * 32, b"\4" * 16), shown, *extra]
     two = op_body(one.kind, table_id, one.author, one.seq, one.prev, one.lamport, 0,
                   deps, other)  # fmt: skip
     cheat.outgoing()
@@ -307,6 +316,37 @@ def test_an_equivocated_move_counts_on_no_peer_whichever_version_it_saw() -> Non
     assert len(hashes) == 1
 
 
+def test_a_round_whose_every_player_was_expelled_is_stable_to_the_end_for_a_spectator() -> None:
+    rules = Rules(seats=2)
+    table = ManualTable(
+        rules, [seed_showing(rules, [], label=f"e{i}") for i in range(2)], spectators=1
+    )
+    table.start_round()
+    watcher = table.players[2]
+    for _ in range(3):  # seat 0's op sorts after seat 1's: seat 1 alone holds it back
+        table.players[0].sync.clock.tick()
+    for seat in (0, 1):
+        player = table.players[seat]
+        first = player.play(Move(seat, "turn"))
+        assert isinstance(first, Op)
+        player.outgoing()
+        second = op_body(first.kind, first.table, first.author, first.seq, first.prev,
+                         first.lamport, first.epoch, list(first.round_deps), "stuck")  # fmt: skip
+        watcher.receive(first.datagram(), seat, table.now)
+        watcher.receive(seal(player.sync.key, second), seat, table.now)
+    watcher.outgoing()
+    table.collect(only=[2])
+    expelled = [e for e in table.events[2] if isinstance(e, PeerExpelled)]
+    assert {e.author for e in expelled} == {table.players[0].me, table.players[1].me}
+    rnd = watcher.current_round
+    assert rnd is not None
+    # Nobody left in the round can author an op that sorts earlier: all of it is stable,
+    # seat 0's op included (stable only once seat 1, the last one left, was expelled too).
+    stable = [e for e in table.events[2] if isinstance(e, StableState)]
+    assert stable
+    assert stable[-1].stable_ops == len(rnd.steps) == 3
+
+
 # --- stability and what is announced -------------------------------------------------------
 
 
@@ -318,7 +358,9 @@ def _stable_events(table: ManualTable, i: int) -> list[tuple[int, int, str]]:
 
 def test_stability_waits_for_every_player_and_the_final_state_is_announced_stable() -> None:
     rules = Rules(seats=2)
-    table = ManualTable(rules, [seed_showing(rules, [], label=f"s{i}") for i in range(2)])
+    # Deals with no card to play: "stuck" is refused while a seat can play.
+    seeds = [seed_showing(rules, [], label=f"s{i}", stuck=True) for i in range(2)]
+    table = ManualTable(rules, seeds)
     table.start_round()
     table.players[0].play(Move(0, "turn"))
     table.collect()
@@ -418,3 +460,80 @@ def test_a_late_op_sorting_before_the_nerts_call_rolls_the_round_back_across_its
         assert len(finals) == 1
         results.add((state_hash(r.state), finals[0].scores))
     assert len(results) == 1
+
+
+# --- starting a round ----------------------------------------------------------------------
+
+
+def test_only_the_host_starts_a_round_and_never_with_one_player() -> None:
+    rules = Rules(seats=3)
+    table = ManualTable(rules, [seed_showing(rules, [], label=f"o{i}") for i in range(3)])
+    host, guest, _ = table.players
+    host.ready()
+    table.collect()
+    table.deliver_all()
+    with pytest.raises(NertsError, match="a round needs at least 2 ready players"):
+        host.start()
+    guest.ready()
+    table.collect()
+    table.deliver_all()
+    with pytest.raises(NertsError, match=r"^only the table's host starts a round$"):
+        guest.start()
+    host.start()
+    table.collect()
+    table.deliver_all()
+    assert {p.seat for p in table.players[:2]} == {0, 1}
+
+
+def test_an_expelled_dealer_who_never_reveals_is_named_a_cheater_when_the_round_ends() -> None:
+    rules = Rules(seats=3, nerts_size=1)
+    seeds = [
+        seed_showing(rules, [], nerts_top="AS", label="x-caller"),
+        seed_showing(rules, [], label="x-other"),
+        seed_showing(rules, [], label="x-cheat"),
+    ]
+    table = ManualTable(rules, seeds)
+    table.start_round()
+    caller, _, cheat = table.players
+    first = cheat.play(Move(2, "turn"))
+    assert isinstance(first, Op)
+    cheat.outgoing()
+    second = op_body(first.kind, first.table, first.author, first.seq, first.prev,
+                     first.lamport, first.epoch, list(first.round_deps), "stuck")  # fmt: skip
+    caller.receive(first.datagram(), 2, table.now)
+    caller.receive(seal(cheat.sync.key, second), 2, table.now)
+    rnd = caller.current_round
+    assert rnd is not None
+    caller.play(Move(0, "play", rnd.state.seats[0].nerts_up[-1], FROM_NERTS, "f", NEW_FOUNDATION))
+    caller.play(Move(0, "nerts"))
+    _settle_without(table, silent=2, seconds=2.0)
+    finals = [[e for e in table.events[i] if isinstance(e, RoundFinal)] for i in (0, 1)]
+    assert [len(f) for f in finals] == [1, 1]
+    for (final,) in finals:
+        assert final.cheaters == frozenset({2})
+        assert final.scores[2].score <= 0
+        assert final.scores[0].score == 1  # its ace; the caller's bonus is 0 by default
+    assert finals[0] == finals[1]
+
+
+def test_a_seed_share_that_does_not_open_is_reported_and_changes_nothing() -> None:
+    rules = Rules(seats=2, partnerships=True)
+    seeds = [seed_showing(rules, [], label=f"g{i}", stuck=True) for i in range(4)]
+    table = ManualTable(rules, seeds)
+    table.start_round()
+    table.settle(0.5)  # the genuine seed share arrives
+    dealer, partner = table.players[0], table.players[1]
+    rnd = partner.current_round
+    assert rnd is not None
+    before = state_hash(rnd.state)
+    table.collect()
+    table.events[1].clear()
+    garbled = bytes(SEED_AND_SALT + SEALED_OVERHEAD)  # the right size, sealed by nobody
+    dealer.sync.author(Kind.SEED_SHARE, 1, [partner.me, garbled])
+    table.collect()
+    table.deliver_all()
+    reports = [e for e in table.events[1] if isinstance(e, ProtocolViolation)]
+    assert [e.author for e in reports] == [dealer.me]
+    rnd = partner.current_round
+    assert rnd is not None
+    assert state_hash(rnd.state) == before

@@ -1,0 +1,142 @@
+"""Who is still at the table: silence, lagging acknowledgments, departure votes, and the
+sealed escrow that lets a restarted dealer get its own deal back.
+
+The sync layer (`protocol.departure`) decides when a departure is agreed; this module decides
+when *this* peer votes, from what it has heard and when (time is handed in):
+
+- **silence**: a participant of the current round we have heard nothing from (no op it
+  signed, no heartbeat) for `SILENCE_BOUND` seconds, or that has not revealed its mix nonce
+  `SILENCE_BOUND` seconds after the round began here, gets our DEPART vote;
+- **lag** (the blind peer): every participant must acknowledge, in its heartbeat vector,
+  what every other participant had acknowledged; a requirement it has not met
+  `ACK_BOUND` seconds after we set it makes it lag. A lag of `LAG_WARN` seconds is shown
+  to the user (`SeatLagging`); one of `ACK_BOUND` seconds is treated as silence (a vote).
+
+Why these bounds. Heartbeats go every 75 ms, so an honest peer acknowledges what the
+others hold within two or three heartbeats on a LAN (about 0.2 s), a few more under heavy
+loss. `LAG_WARN` = 1 s is well past that. `ACK_BOUND` = 3 s bounds how long a blind peer can
+pretend not to have seen the table's moves. `SILENCE_BOUND` = 10 s is far beyond a Wi-Fi
+roaming hiccup (typically under 2 s) and short enough that a table does not wait long for
+a closed laptop lid.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Final
+
+from protocol.clocks import VersionVector
+from protocol.errors import DropReason, RemoteProtocolError
+from protocol.messages import MIX_NONCE_LEN
+from protocol.order import EpochLog
+from protocol.sealed import open_from, seal_for
+from protocol.signing import SigningKeyPair
+
+SILENCE_BOUND: Final = 10.0
+ACK_BOUND: Final = 3.0
+LAG_WARN: Final = 1.0
+PRESENCE_CHECK: Final = 0.25  # seconds between looks at the acknowledgments
+
+
+def seal_escrow(key: SigningKeyPair, secret: bytes, box_nonce: bytes) -> bytes:
+    """seed || salt || mix nonce, sealed from our key to our own key: only we can open it,
+    and it is in every peer's copy of the log."""
+    return seal_for(key, key.public_key, secret, box_nonce)
+
+
+def open_escrow(key: SigningKeyPair, sealed: bytes) -> tuple[bytes, bytes, bytes]:
+    """(seed, salt, mix nonce) from our own READY's escrow."""
+    secret = open_from(key, key.public_key, sealed)
+    if len(secret) != 32 + 16 + MIX_NONCE_LEN:
+        raise RemoteProtocolError(DropReason.SCHEMA, "the escrow holds the wrong number of bytes")
+    return secret[:32], secret[32:48], secret[48:]
+
+
+@dataclass
+class AckRequirement:
+    """What a participant must acknowledge, and since when we have asked it of it."""
+
+    since: float
+    wanted: VersionVector
+
+
+@dataclass
+class Presence:
+    """One peer's record of the others' signs of life in the current round."""
+
+    round: int = 0  # the round the acknowledgment records are about
+    next_check: float = 0.0
+    began: dict[int, float] = field(default_factory=dict)  # round -> when it began here
+    voted: dict[tuple[int, bytes], int] = field(default_factory=dict)  # (round, target) -> held
+    acks: dict[bytes, VersionVector] = field(default_factory=dict)  # latest heartbeat vectors
+    required: dict[bytes, AckRequirement] = field(default_factory=dict)
+    warned: set[bytes] = field(default_factory=set)  # participants flagged as lagging
+
+    def round_seen(self, number: int, now: float) -> float:
+        return self.began.setdefault(number, now)
+
+    def silent(
+        self, log: EpochLog, heard: dict[bytes, float], me: bytes, now: float
+    ) -> list[bytes]:
+        """Participants we have not heard from (or whose nonce is missing) for the bound."""
+        began = self.round_seen(log.epoch, now)
+        out = []
+        for p in log.participants:
+            if p == me or p in log.excluded:
+                continue
+            last = max(heard.get(p, began), began)
+            quiet = now - last >= SILENCE_BOUND
+            no_nonce = p not in log.nonces and now - began >= SILENCE_BOUND
+            if quiet or no_nonce or self.lag(p, now) >= ACK_BOUND:
+                out.append(p)
+        return out
+
+    def update(self, log: EpochLog, vectors: dict[bytes, VersionVector], now: float) -> None:
+        """Latest heartbeat vectors of the participants (ours included): whoever met what
+        we asked of it is asked the next thing, what every other participant acknowledges
+        by now."""
+        live = [p for p in log.participants if p not in log.excluded]
+        self.acks = {p: vectors[p] for p in live if p in vectors}
+        if len(self.acks) < len(live) or len(live) < 2:
+            return  # not heard from everyone yet (or nobody left to compare): ask nothing
+        for p in live:
+            req = self.required.get(p)
+            if req is not None and not _covers(self.acks[p], req.wanted):
+                continue
+            others = [self.acks[q] for q in live if q != p]
+            wanted = {a: min(v.seq(a) for v in others) for a in live}
+            self.required[p] = AckRequirement(
+                now, VersionVector.from_pairs(sorted((a, n) for a, n in wanted.items() if n))
+            )
+            self.warned.discard(p)
+
+    def lag(self, participant: bytes, now: float) -> float:
+        """Seconds a participant has owed an acknowledgment (0 if it owes none)."""
+        req = self.required.get(participant)
+        theirs = self.acks.get(participant)
+        if req is None or (theirs is not None and _covers(theirs, req.wanted)):
+            return 0.0
+        return now - req.since
+
+    def reset(self, number: int) -> None:
+        """A new round: every acknowledgment requirement starts over."""
+        self.round = number
+        self.acks.clear()
+        self.required.clear()
+        self.warned.clear()
+
+
+def _covers(vector: VersionVector, wanted: VersionVector) -> bool:
+    return all(vector.seq(a) >= n for a, n in wanted.items())
+
+
+__all__ = [
+    "ACK_BOUND",
+    "LAG_WARN",
+    "PRESENCE_CHECK",
+    "SILENCE_BOUND",
+    "AckRequirement",
+    "Presence",
+    "open_escrow",
+    "seal_escrow",
+]

@@ -1,0 +1,131 @@
+"""Departure by agreement (PROTOCOL.md 13): a participant that vanishes without LEAVE is
+voted out by the others, its seat frozen as it lay; a vanished host has a successor; a
+split never lets both halves finalize different rounds."""
+
+from __future__ import annotations
+
+from nerts_p2p.game.rules import Rules
+from nerts_p2p.table.presence import SILENCE_BOUND
+from nerts_p2p.table.replica import PeerExpelled, RoundFinal, SeatDeparted
+from protocol.departure import agreed_set
+from tools.mesh import Faults, PeerMesh
+
+
+def _finals_agree(mesh: PeerMesh, peers: list[int], number: int) -> RoundFinal:
+    results = {
+        (f.scores, f.totals, f.cheaters, f.departed)
+        for f in (mesh.finals[i][number] for i in peers)
+    }
+    assert len(results) == 1, results
+    final = mesh.finals[peers[0]][number]
+    assert not final.audit.diverged
+    return final
+
+
+def _seat(mesh: PeerMesh, peer: int, number: int = 1) -> int:
+    rnd = mesh.replicas[0 if peer else 1].rounds[number]
+    return rnd.seat_of[mesh.replicas[peer].me]
+
+
+def test_a_participant_that_vanishes_without_leave_is_voted_out_and_the_round_is_final() -> None:
+    mesh = PeerMesh(players=3, rules=Rules(seats=3), seed=4, spectators=1)
+    mesh.run_for(6.0)  # the round is under way
+    assert 1 in mesh.replicas[2].rounds
+    gone_state = mesh.replicas[2].rounds[1].state
+    mesh.vanish(2)
+    mesh.run(until=600, rounds=1)
+    remaining = [0, 1, 3]
+    assert all(1 in mesh.finals[i] for i in remaining)
+    final = _finals_agree(mesh, remaining, 1)
+    seat = _seat(mesh, 2)
+    assert final.departed == frozenset({seat})
+    assert seat not in final.cheaters  # gone is not cheating: its seed was never revealed
+    # Frozen as it lay: its foundation cards and Nerts pile are what it had played.
+    assert final.scores[seat].nerts_left <= gone_state.seats[seat].nerts_count
+    for i in remaining:
+        assert [e.seat for e in mesh.events[i] if isinstance(e, SeatDeparted)] == [seat]
+        assert not [e for e in mesh.events[i] if isinstance(e, PeerExpelled)]
+
+
+def test_a_vanished_host_has_a_successor_who_starts_the_next_round() -> None:
+    mesh = PeerMesh(players=3, rules=Rules(seats=3, target=500), seed=5)
+    mesh.run_for(6.0)
+    mesh.vanish(0)
+    mesh.run(until=1200, rounds=2)
+    for i in (1, 2):
+        assert set(mesh.finals[i]) >= {1, 2}
+    _finals_agree(mesh, [1, 2], 1)
+    final2 = _finals_agree(mesh, [1, 2], 2)
+    start2 = mesh.replicas[1].sync.epochs[2].start
+    log1 = mesh.replicas[1].sync.epochs[1]
+    heir = next(p for p in log1.participants if p != mesh.replicas[0].me)
+    assert start2.author == heir  # the first participant of round 1 who stayed
+    assert mesh.replicas[0].me not in mesh.replicas[1].sync.epochs[2].participants
+    assert final2.departed == frozenset()
+
+
+def test_a_split_of_two_against_two_finalizes_only_the_half_with_the_first_participant() -> None:
+    split = 4.0
+    link = Faults(partitions=((split, split + 6 * SILENCE_BOUND, frozenset({0, 1})),))
+    mesh = PeerMesh(players=4, rules=Rules(seats=4), seed=6, faults=link)
+    mesh.run_for(split + 5 * SILENCE_BOUND)  # the split is long past the silence bound
+    first = mesh.replicas[0].sync.epochs[1].participants[0]
+    with_first = {i for i in range(4) if mesh.replicas[i].me == first}
+    half = {0, 1} if with_first & {0, 1} else {2, 3}
+    other = {0, 1, 2, 3} - half
+    assert all(1 not in mesh.finals[i] for i in other), "the half without it finalized"
+    for i in other:
+        assert not mesh.replicas[i].sync.epochs[1].departed
+    # The half with the first participant may drop the other half and finish the round.
+    assert all(mesh.replicas[i].sync.epochs[1].departed for i in half)
+    mesh.run(until=mesh.now + 600, rounds=1)  # the split heals: everyone agrees
+    final = _finals_agree(mesh, [0, 1, 2, 3], 1)
+    assert final.departed == frozenset(_seat(mesh, i) for i in other)
+
+
+def test_a_split_of_one_against_three_finalizes_the_three_and_the_one_learns_it() -> None:
+    split, heal = 4.0, 600.0
+    link = Faults(partitions=((split, heal, frozenset({3})),))
+    mesh = PeerMesh(players=4, rules=Rules(seats=4), seed=7, faults=link)
+    while mesh.now < heal - 1 and not all(1 in mesh.finals[i] for i in (0, 1, 2)):
+        mesh.step()
+    assert all(1 in mesh.finals[i] for i in (0, 1, 2)), "the three never finished"
+    assert 1 not in mesh.finals[3], "the lone peer finalized a round alone"
+    assert not mesh.replicas[3].sync.epochs[1].departed  # nobody has a quorum over there
+    mesh.run_for(heal - mesh.now)
+    # The split heals. (Catch-up after a long split is anti-entropy's job, tested on its
+    # own; here the lone peer is handed the others' log at once.)
+    lone = mesh.replicas[3]
+    lone.sync.load([op.datagram() for log in mesh.replicas[0].sync.logs.values() for op in log])
+    lone.tick(mesh.now)
+    mesh.run(until=mesh.now + 600, rounds=1)
+    final = _finals_agree(mesh, [0, 1, 2, 3], 1)
+    assert final.departed == frozenset({_seat(mesh, 3)})
+
+
+def test_a_departed_player_who_comes_back_plays_the_next_round() -> None:
+    mesh = PeerMesh(players=3, rules=Rules(seats=3, target=500), seed=8)
+    mesh.run_for(6.0)
+    mesh.vanish(2)
+    mesh.run(until=600, rounds=1)
+    assert 1 in mesh.finals[0]
+    assert 1 in mesh.finals[1]
+    mesh.vanished.discard(2)  # the lid opens again: it catches up and says ready
+    mesh.run(until=mesh.now + 900, rounds=2)
+    assert all(2 in f for f in mesh.finals)
+    _finals_agree(mesh, [0, 1, 2], 1)
+    final2 = _finals_agree(mesh, [0, 1, 2], 2)
+    assert mesh.replicas[2].me in mesh.replicas[0].sync.epochs[2].participants
+    assert final2.departed == frozenset()
+
+
+def test_two_halves_voting_each_other_out_agree_on_the_half_with_the_first_participant() -> None:
+    a, b, c, d = (bytes([i]) * 8 for i in range(4))
+    votes = {a: {c: 1, d: 1}, b: {c: 1, d: 1}, c: {a: 1, b: 1}, d: {a: 1, b: 1}}
+    assert agreed_set([a, b, c, d], [a, b, c, d], votes) == {c, d}
+    assert agreed_set([c, d, a, b], [a, b, c, d], votes) == {a, b}
+    # One against three: the three drop it; the one alone drops nobody.
+    assert agreed_set([a, b, c, d], [a, b, c, d], {a: {d: 1}, b: {d: 1}, c: {d: 1}}) == {d}
+    assert agreed_set([a, b, c, d], [a, b, c, d], {d: {a: 1, b: 1, c: 1}}) == frozenset()
+    # A voter that still hears someone keeps it in: no agreement without it.
+    assert agreed_set([a, b, c, d], [a, b, c, d], {a: {d: 1}, b: {d: 1}}) == frozenset()

@@ -1,0 +1,65 @@
+"""Restarts (PROTOCOL.md 14): a peer that restarts with its key but without its log must not
+author seq 1 again (equivocation); it waits to be shown its own chain, continues it, and gets
+its deal seed back from the escrow in its own READY, so the round is still audited."""
+
+from __future__ import annotations
+
+from nerts_p2p.game.rules import Rules
+from nerts_p2p.table.replica import PeerExpelled
+from tools.mesh import PeerMesh
+
+
+def _assert_round_agreed_and_audited(mesh: PeerMesh) -> None:
+    results = {(f[1].scores, f[1].totals, f[1].cheaters) for f in mesh.finals}
+    assert len(results) == 1, results
+    assert not next(iter(results))[2], "an honest restarted dealer was called a cheater"
+    assert not any(f[1].audit.diverged for f in mesh.finals)
+    assert not any(f[1].departed for f in mesh.finals)
+    for events in mesh.events:
+        assert not [e for e in events if isinstance(e, PeerExpelled)]
+    assert all(not r.sync.expelled for r in mesh.replicas)
+
+
+def test_a_restart_reuses_seq_1_no_more_it_waits_for_its_chain_and_continues_it() -> None:
+    mesh = PeerMesh(players=3, rules=Rules(seats=3), seed=11, spectators=1)
+    mesh.run_for(6.0)
+    before = [op.hash for op in mesh.replicas[1].sync.logs[mesh.replicas[1].me]]
+    assert len(before) >= 4  # JOIN, READY, MIX, moves...
+    restarted = mesh.restart(1)
+    assert not restarted.can_author
+    mesh.run(until=900, rounds=1)
+    assert restarted.can_author
+    after = [op.hash for op in restarted.sync.logs[restarted.me]]
+    assert after[: len(before)] == before  # its old chain, then new ops after it
+    assert len(after) > len(before)
+    for replica in mesh.replicas:
+        assert [op.hash for op in replica.sync.logs[restarted.me]] == after
+    _assert_round_agreed_and_audited(mesh)
+
+
+def test_a_restarted_dealer_recovers_its_seed_from_its_escrow() -> None:
+    mesh = PeerMesh(players=2, rules=Rules(seats=2), seed=12)
+    mesh.run_for(4.0)
+    assert 1 in mesh.replicas[1].my_secrets
+    restarted = mesh.restart(1)
+    assert restarted.my_secrets == {}
+    mesh.run(until=900, rounds=1)
+    seed, salt = restarted.my_secrets[1]
+    reveal = mesh.replicas[0].rounds[1].reveals[restarted.me]
+    assert list(reveal.payload) == [seed, salt]
+    _assert_round_agreed_and_audited(mesh)
+
+
+def test_a_replica_restored_from_its_store_resumes_its_chain_at_once() -> None:
+    mesh = PeerMesh(players=3, rules=Rules(seats=3), seed=13)
+    mesh.run_for(6.0)
+    old = mesh.replicas[2]
+    held = old.sync.delivered(old.me)
+    restored = mesh.restart(2, stored=True)
+    assert restored.can_author
+    assert restored.sync.delivered(restored.me) == held
+    assert restored.sync.clock.value >= old.sync.logs[old.me][-1].lamport
+    assert restored.current_round is not None
+    assert restored.current_round.state == old.current_round.state  # type: ignore[union-attr]
+    mesh.run(until=900, rounds=1)
+    _assert_round_agreed_and_audited(mesh)

@@ -544,6 +544,13 @@ class TableReplica:
         self._after_sync()
         return op
 
+    def leave(self) -> Op:
+        """Say goodbye to the table (a LEAVE): the shell does this when its match is over,
+        so the others know the match ended for this member rather than wait on it."""
+        op = self.sync.author(Kind.LEAVE, 0, None)
+        self._after_sync()
+        return op
+
     def play(self, move: Move) -> Op | Rejection:
         """Play one of our moves: checked against our speculative state, completed with the
         cards it turns up, then signed and sent."""

@@ -233,6 +233,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_rule_options(play)
     play.set_defaults(run=_cmd_play)
+
+    from tools.fuzz.cli import add_fuzz_parser
+
+    add_fuzz_parser(sub)
     return parser
 
 
@@ -241,6 +245,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         code: int = args.run(args)
+    except BrokenPipeError:
+        # `| head -1`: the reader has what it wanted; end quietly (and let the interpreter's
+        # last flush of stdout go nowhere rather than fail again).
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except NertsError as exc:
         print(f"nerts-p2p: {exc}", file=sys.stderr)
         return 2

@@ -103,9 +103,9 @@ def _thaw(value: object) -> object:
     return [_thaw(v) for v in value] if isinstance(value, tuple) else value
 
 
-def _own_ops(table: FuzzTable, peer_index: int, out: list[tuple[Hashable, bytes]]) -> list[
-    tuple[int, Op | None]
-]:
+def _own_ops(
+    table: FuzzTable, peer_index: int, out: list[tuple[Hashable, bytes]]
+) -> list[tuple[int, Op | None]]:
     me = table.peers[peer_index].key.key_id
     found: list[tuple[int, Op | None]] = []
     for i, (_, datagram) in enumerate(out):
@@ -138,8 +138,9 @@ class BlindSyncPeer(SyncPeer):
 
 
 def _table_with_adversary(config: TableConfig, *, spectator: bool = False) -> FuzzTable:
-    cfg = replace(config, players=config.players + (0 if spectator else 1),
-                  spectators=1 if spectator else 0)
+    cfg = replace(
+        config, players=config.players + (0 if spectator else 1), spectators=1 if spectator else 0
+    )
     table = FuzzTable(cfg, Schedule(cfg.seed))
     table.peers[-1].honest = False
     # The host seats exactly the honest players plus a playing adversary.
@@ -176,8 +177,7 @@ def _watch(table: FuzzTable, watch: Watch) -> None:
             if cheaters is not None:
                 rnd = peer.replica.rounds.get(getattr(event, "round", 0))
                 named = named or any(
-                    rnd is not None and rnd.dealer.get(seat) == watch.adversary
-                    for seat in cheaters
+                    rnd is not None and rnd.dealer.get(seat) == watch.adversary for seat in cheaters
                 )
             if named:
                 watch.seen[index] = table.now
@@ -197,7 +197,9 @@ def _judge(name: str, table: FuzzTable, watch: Watch) -> HostileResult:
         + (f" in {seconds:.2f}s" if seconds is not None else "")
         + ("; contained" if contained else f"; not contained: {', '.join(kinds)}")
     )
-    finding = not (detected or contained) or (name == "blind" and not detected)
+    # A stuck or split table is a finding even when the attack was noticed; the blind peer
+    # breaks no check (its harm is races won unfairly), so only detecting it counts.
+    finding = not contained or (name == "blind" and not detected)
     if name == "blind" and not detected:
         detail += "; its moves claim to have seen nothing and sort first (PROTOCOL.md 12)"
     return HostileResult(name, detected, contained, seconds, detail, table, finding)
@@ -231,10 +233,18 @@ def _forger(config: TableConfig) -> tuple[FuzzTable, Watch]:
         rnd = victim.replica.current_round
         if rnd is not None:
             seq = sync.delivered(sync.me) + 1
-            body = op_body(Kind.MOVE, t.table_id, sync.me, seq, sync.logs[sync.me][-1].hash,
-                           sync.clock.value + 1, rnd.number,
-                           [sync.delivered(p) for p in rnd.log.participants], "turn")
-            datagram = seal_op(bad.key, body) if False else None  # noqa: SIM108
+            body = op_body(
+                Kind.MOVE,
+                t.table_id,
+                sync.me,
+                seq,
+                sync.logs[sync.me][-1].hash,
+                sync.clock.value + 1,
+                rnd.number,
+                [sync.delivered(p) for p in rnd.log.participants],
+                "turn",
+            )
+            datagram = seal_op(bad.key, body) if False else None
             from protocol.envelope import seal
 
             datagram = seal(bad.key, body)
@@ -319,16 +329,29 @@ def _blind(config: TableConfig) -> tuple[FuzzTable, Watch]:
     return table, Watch(bad.key.key_id, (DropReason.BACKDATED, DropReason.EQUIVOCATION))
 
 
-def _outsider_op(table: FuzzTable, key: SigningKeyPair, kind: Kind, payload: object,
-                 seq: int = 1) -> bytes:
+def _outsider_op(
+    table: FuzzTable, key: SigningKeyPair, kind: Kind, payload: object, seq: int = 1
+) -> bytes:
     host = table.peers[0].replica.sync
     rnd = table.peers[0].replica.current_round
     epoch = rnd.number if rnd is not None and kind != Kind.JOIN else 0
     deps: list[object] = (
         [0] * len(rnd.log.participants) if epoch and rnd is not None else [[host.me, 1]]
     )
-    op = seal_op(key, op_body(kind, table.table_id, key.key_id, seq, NO_PREV,
-                              host.clock.value + 5, epoch, deps, payload))
+    op = seal_op(
+        key,
+        op_body(
+            kind,
+            table.table_id,
+            key.key_id,
+            seq,
+            NO_PREV,
+            host.clock.value + 5,
+            epoch,
+            deps,
+            payload,
+        ),
+    )
     return op.datagram()
 
 
@@ -358,10 +381,20 @@ def _spectator_mover(config: TableConfig) -> tuple[FuzzTable, Watch]:
         rnd = bad.replica.current_round
         if rnd is not None and sync.logs.get(sync.me):
             seq = sync.delivered(sync.me) + 1
-            op = seal_op(bad.key, op_body(
-                Kind.MOVE, t.table_id, sync.me, seq, sync.logs[sync.me][-1].hash,
-                sync.clock.value + 1, rnd.number,
-                [sync.delivered(p) for p in rnd.log.participants], "turn"))
+            op = seal_op(
+                bad.key,
+                op_body(
+                    Kind.MOVE,
+                    t.table_id,
+                    sync.me,
+                    seq,
+                    sync.logs[sync.me][-1].hash,
+                    sync.clock.value + 1,
+                    rnd.number,
+                    [sync.delivered(p) for p in rnd.log.participants],
+                    "turn",
+                ),
+            )
             for p in t.peers[:-1]:
                 t.inject(t.now, p.index, op.datagram(), bad.index)
             return
@@ -414,7 +447,9 @@ def _join_flooder(config: TableConfig) -> tuple[FuzzTable, Watch]:
     def attack(t: FuzzTable) -> None:
         for _ in range(50):
             count[0] += 1
-            key = SigningKeyPair(hashlib.sha256(f"flood/{config.seed}/{count[0]}".encode()).digest())
+            key = SigningKeyPair(
+                hashlib.sha256(f"flood/{config.seed}/{count[0]}".encode()).digest()
+            )
             datagram = _outsider_op(t, key, Kind.JOIN, [key.public_key, f"j{count[0]}", 1])
             for p in t.peers[:-1]:
                 t.inject(t.now, p.index, datagram, bad.index)
@@ -430,8 +465,10 @@ def _datagram_flooder(config: TableConfig) -> tuple[FuzzTable, Watch]:
     table = _table_with_adversary(config)
     bad = table.peers[-1]
     rng = random.Random(f"flood/{config.seed}")
-    junk = [derive_table_id(rng.randbytes(32), rng.randbytes(8)) * rng.randint(1, 100)
-            for _ in range(64)]
+    junk = [
+        derive_table_id(rng.randbytes(32), rng.randbytes(8)) * rng.randint(1, 100)
+        for _ in range(64)
+    ]
     end = ATTACK_AT + 10.0
 
     def attack(t: FuzzTable) -> None:

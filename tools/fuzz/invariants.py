@@ -54,14 +54,14 @@ def conservation_problems(state: GameState) -> list[str]:
     for base, foundation in state.foundations.items():
         for entry in foundation.cards:
             note(entry, f"foundation {base}")
-    for seat in range(rules.seats):
-        cards = known[seat]
+    for owner in range(rules.seats):
+        cards = known[owner]
         doubled = sorted({c for c in cards if cards.count(c) > 1})
         if doubled:
-            problems.append(f"seat {seat}'s card(s) {doubled} are in two places at once")
-        if len(cards) + unknown[seat] != rules.deck_size:
+            problems.append(f"seat {owner}'s card(s) {doubled} are in two places at once")
+        if len(cards) + unknown[owner] != rules.deck_size:
             problems.append(
-                f"seat {seat}'s cards add up to {len(cards) + unknown[seat]}, "
+                f"seat {owner}'s cards add up to {len(cards) + unknown[owner]}, "
                 f"not {rules.deck_size}"
             )
     return problems

@@ -33,7 +33,7 @@ from protocol.errors import RemoteProtocolError
 from protocol.messages import SPECTATOR
 from protocol.signing import SigningKeyPair, verify
 from tools.fuzz.findings import Finding
-from tools.fuzz.schedule import Schedule, ScheduleShape, generate
+from tools.fuzz.schedule import Fault, Schedule, ScheduleShape, generate
 from tools.fuzz.shrink import ddmin
 from tools.fuzz.table import FuzzTable, Problem, TableConfig
 from tools.mesh import seeded_bytes
@@ -56,6 +56,10 @@ def check(table: FuzzTable) -> None:
     """The checker: adds to `table.problems` whatever of the five checks fails."""
     peers = table.honest_live()
     if not peers:
+        return
+    if _split_by_invalid_twin(table):
+        # Explains the stuck rounds and the different ops held; said once, by its cause.
+        _check_signatures(table)
         return
     if not table.done():
         behind = {
@@ -83,6 +87,31 @@ def check(table: FuzzTable) -> None:
         table.problem("disagreement", None, "peers announce different round results")
     _check_signatures(table)
     _check_refold(table)
+
+
+def _split_by_invalid_twin(table: FuzzTable) -> bool:
+    """A peer rejected an author's op n for good while the others delivered a different,
+    valid op n of that author (an equivocation the rejecting peer never sees as one): it can
+    never deliver what depends on the valid twin, so it is cut off from the table."""
+    found = False
+    peers = table.honest_live()
+    for peer in peers:
+        for author, seq in peer.replica.sync.dead.items():
+            holders = [
+                other.index for other in peers if other.replica.sync.delivered(author) >= seq
+            ]
+            if holders:
+                found = True
+                table.problem(
+                    "split_by_invalid_twin",
+                    peer.index,
+                    f"peer {peer.index} rejected op {seq} of author {author.hex()} for good, "
+                    f"peers {holders} delivered a valid op {seq} of that author: peer "
+                    f"{peer.index} can never deliver what depends on it (ops held: "
+                    f"{sum(n for _, n in peer.replica.sync.vector())} of "
+                    f"{max(sum(n for _, n in p.replica.sync.vector()) for p in peers)})",
+                )
+    return found
 
 
 def _check_signatures(table: FuzzTable) -> None:
@@ -137,9 +166,11 @@ def _check_refold(table: FuzzTable) -> None:
         return
     for number, final in source.finals.items():
         rnd = fresh.rounds.get(number)
-        if rnd is not None and rnd.final is not None and _final_key(rnd.final)[:3] != _final_key(
-            final
-        )[:3]:
+        if (
+            rnd is not None
+            and rnd.final is not None
+            and _final_key(rnd.final)[:3] != _final_key(final)[:3]
+        ):
             table.problem(
                 "refold",
                 source.index,
@@ -184,8 +215,9 @@ class LinkCase:
         return cls(TableConfig.from_json(data["config"]), Schedule.from_json(data["schedule"]))
 
 
-def run_link(case: LinkCase, *, reference: dict[int, tuple[object, ...]] | None = None,
-             trace: bool = False) -> FuzzTable:
+def run_link(
+    case: LinkCase, *, reference: dict[int, tuple[object, ...]] | None = None, trace: bool = False
+) -> FuzzTable:
     table = run_case(case.config, case.schedule, trace=trace)
     if reference is not None:
         compare_deals(table, reference)
@@ -196,13 +228,13 @@ def shrink_link(case: LinkCase, problems: list[Problem], *, budget: int = 40) ->
     """The fewest faults that still show a problem of the same kind."""
     wanted = {p.kind for p in problems}
 
-    def fails(faults: list[object]) -> bool:
-        smaller = LinkCase(case.config, case.schedule.with_faults(faults))  # type: ignore[arg-type]
+    def fails(faults: list[Fault]) -> bool:
+        smaller = LinkCase(case.config, case.schedule.with_faults(faults))
         table = run_link(smaller)
         return any(p.kind in wanted for p in table.problems)
 
     kept = ddmin(list(case.schedule.faults), fails, budget=budget)
-    return LinkCase(case.config, case.schedule.with_faults(kept))  # type: ignore[arg-type]
+    return LinkCase(case.config, case.schedule.with_faults(kept))
 
 
 def link_finding(case: LinkCase, table: FuzzTable, *, shrink: bool = True) -> Finding:
@@ -219,11 +251,7 @@ def link_finding(case: LinkCase, table: FuzzTable, *, shrink: bool = True) -> Fi
     )
 
 
-def link_cases(
-    seeds: range, base: TableConfig, shape: ScheduleShape
-) -> list[LinkCase]:
+def link_cases(seeds: range, base: TableConfig, shape: ScheduleShape) -> list[LinkCase]:
     from dataclasses import replace
 
-    return [
-        LinkCase(replace(base, seed=seed), generate(seed, shape)) for seed in seeds
-    ]
+    return [LinkCase(replace(base, seed=seed), generate(seed, shape)) for seed in seeds]

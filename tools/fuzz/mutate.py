@@ -49,7 +49,7 @@ def split(datagram: bytes) -> tuple[bytes, bytes, Any] | None:
     """(body bytes, signature, decoded body) of a well-formed envelope, else None."""
     try:
         outer = msgpack.unpackb(datagram, raw=False)
-        version, body, signature = outer
+        _version, body, signature = outer
         return body, signature, msgpack.unpackb(body, raw=False)
     except Exception:
         return None
@@ -210,9 +210,11 @@ class Mutator:
             value = [value]
         body = _pack_raw([int(Kind.HEARTBEAT), self.table, self.key.key_id, 1, value, b""])
         inner = body if len(body) <= 1100 else body[:1100]
-        return envelope(inner, sign(self.key, inner)) if self.rng.random() < 0.5 else _pack_raw(
-            [PROTOCOL_VERSION, value, bytes(64)]
-        )[:1200]
+        return (
+            envelope(inner, sign(self.key, inner))
+            if self.rng.random() < 0.5
+            else _pack_raw([PROTOCOL_VERSION, value, bytes(64)])[:1200]
+        )
 
     def version(self, d: bytes) -> bytes | None:
         parts = split(d)

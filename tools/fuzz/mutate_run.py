@@ -20,7 +20,9 @@ from typing import Any
 
 from nerts_p2p.game.legal import legal_moves
 from nerts_p2p.game.moves import move_text
-from protocol.messages import NO_PREV, Kind, op_body, seal_op
+from protocol.errors import RemoteProtocolError
+from protocol.messages import NO_PREV, Kind, Op, decode, op_body, seal_op
+from protocol.signing import verify
 from protocol.sync import MAX_AWAITING, MAX_PENDING, MAX_REQUESTED
 from tools.fuzz.findings import Finding
 from tools.fuzz.link import check
@@ -81,7 +83,7 @@ class MutateRun:
     by_mutator: dict[str, int] = field(default_factory=dict)
     wall_seconds: float = 0.0
     max_amplification: int = 0
-    crash_trigger: tuple[float, str, str] | None = None
+    trigger: tuple[float, str, str] | None = None
 
     @property
     def target_drops(self) -> dict[str, int]:
@@ -118,9 +120,14 @@ def run_mutate(case: MutateCase) -> MutateRun:
     table.taps.append(capture)
     current: list[tuple[float, str, str]] = []
 
+    keys = {p.key.key_id: p.key.public_key for p in table.peers}
+    verified: dict[bytes, int] = {}
+    problems_seen = [0]
+
     def watch(kind: str, index: int, sent: int, took: float) -> None:
         if index != case.target or kind != "inject":
             return
+        _verify_new_ops(table, index, keys, verified)
         run.max_amplification = max(run.max_amplification, sent)
         if took > HANG_SECONDS:
             table.problem("hang", index, f"one datagram took {took:.2f}s to handle")
@@ -137,8 +144,11 @@ def run_mutate(case: MutateCase) -> MutateRun:
                 f"queues past their bounds: pending {pending}, awaiting a key {awaiting}, "
                 f"requests in flight {requested}",
             )
-        if not table.peers[index].alive and run.crash_trigger is None and current:
-            run.crash_trigger = current[-1]
+        if len(table.problems) > problems_seen[0]:
+            problems_seen[0] = len(table.problems)
+            if run.trigger is None and table.last_injected is not None:
+                source, datagram = table.last_injected
+                run.trigger = (round(table.now, 6), str(source), datagram.hex())
 
     table.watchers.append(watch)
     if case.injections is not None:
@@ -148,10 +158,35 @@ def run_mutate(case: MutateCase) -> MutateRun:
     else:
         _schedule_campaign(case, table, run, mutator, corpus, rng, current)
     began = time.perf_counter()
-    table.run(until=INJECT_FROM + case.count / case.rate + 120.0)
+    table.run(until=INJECT_FROM + case.count / case.rate + 90.0)
     run.wall_seconds = time.perf_counter() - began
     check(table)
     return run
+
+
+def _verify_new_ops(
+    table: FuzzTable, index: int, keys: dict[bytes, bytes], verified: dict[bytes, int]
+) -> None:
+    """Every op the target delivered since the last look must carry its author's signature
+    (checked here, with the real check, at the datagram that let it in)."""
+    sync = table.peers[index].replica.sync
+    for author, log in sync.logs.items():
+        start = verified.get(author, 0)
+        if start >= len(log):
+            continue
+        verified[author] = len(log)
+        public_key = keys.get(author) or sync.keys.get(author)
+        for op in log[start:]:
+            try:
+                verify(public_key, op.body, op.signature) if public_key else None
+            except RemoteProtocolError:
+                table.problem(
+                    "bad_signature_accepted",
+                    index,
+                    f"peer {index} delivered op {op.seq} of {author.hex()} whose signature "
+                    "does not verify",
+                )
+                return
 
 
 def _schedule_campaign(
@@ -186,7 +221,7 @@ def _schedule_campaign(
                 run.by_mutator[name] = run.by_mutator.get(name, 0) + 1
                 t.inject(t.now, case.target, datagram, source)
 
-        return table.call_at(INJECT_FROM + n * interval, action)  # type: ignore[func-returns-value]
+        table.call_at(INJECT_FROM + n * interval, action)
 
     for n in range(batches):
         fire(n)
@@ -227,7 +262,9 @@ def _order_attack(table: FuzzTable, rng: random.Random, kinds: tuple[str, ...]) 
         deps = sync.deps_for(kind, epoch, payload)
     except Exception:
         return None
-    op = seal_op(sync.key, op_body(kind, sync.table, sync.me, seq, prev, lamport, epoch, deps, payload))
+    op = seal_op(
+        sync.key, op_body(kind, sync.table, sync.me, seq, prev, lamport, epoch, deps, payload)
+    )
     return op.datagram()
 
 
@@ -238,9 +275,30 @@ def shrink_mutate(case: MutateCase, run: MutateRun, *, budget: int = 30) -> Muta
         smaller = replace(case, injections=injections)
         return any(p.kind in wanted for p in run_mutate(smaller).table.problems)
 
-    if run.crash_trigger is not None and fails([run.crash_trigger]):
-        return replace(case, injections=[run.crash_trigger])
+    for suspect in _suspects(run):
+        if fails([suspect]):
+            return replace(case, injections=[suspect])
     return replace(case, injections=ddmin(run.injected, fails, budget=budget))
+
+
+def _suspects(run: MutateRun) -> list[tuple[float, str, str]]:
+    """Injections to try alone before delta debugging: the one being handled when the first
+    problem showed, and any op whose (author, seq) a peer rejected for good."""
+    out = [run.trigger] if run.trigger is not None else []
+    dead = {
+        (author, seq)
+        for p in run.table.honest_live()
+        for author, seq in p.replica.sync.dead.items()
+    }
+    if dead:
+        for record in run.injected:
+            try:
+                message = decode(bytes.fromhex(record[2]), table=run.table.table_id)
+            except RemoteProtocolError:
+                continue
+            if isinstance(message, Op) and (message.author, message.seq) in dead:
+                out.append(record)
+    return out[:8]
 
 
 def mutate_finding(case: MutateCase, run: MutateRun, *, shrink: bool = True) -> Finding:

@@ -51,6 +51,12 @@ class Fault:
     def active(self, now: float) -> bool:
         return self.start <= now < self.end
 
+    def cuts(self, sender: int, target: int) -> bool:
+        """True if this (active) fault keeps `sender`'s datagrams from `target`."""
+        if self.kind == "partition":
+            return (sender in self.peers) != (target in self.peers)
+        return self.kind == "oneway" and self.peers[:2] == (sender, target)
+
     def describe(self) -> str:
         who = f" peers {list(self.peers)}" if self.peers else ""
         value = f" {self.value:g}" if self.value else ""

@@ -128,7 +128,9 @@ class Peer:
     finals: dict[int, RoundFinal] = field(default_factory=dict)
     events: list[GameEvent] = field(default_factory=list)
     #: Outgoing datagrams pass through here (hostile scripts rewrite what a peer sends).
-    transform: Callable[[FuzzTable, list[tuple[Hashable, bytes]]], list[tuple[Hashable, bytes]]] | None = None  # noqa: E501
+    transform: (
+        Callable[[FuzzTable, list[tuple[Hashable, bytes]]], list[tuple[Hashable, bytes]]] | None
+    ) = None
     move_latency: list[float] = field(default_factory=list)
     pending_moves: dict[bytes, float] = field(default_factory=dict)  # op hash -> when played
 
@@ -194,9 +196,12 @@ class FuzzTable:
         self.last_heartbeat: dict[int, bytes] = {}
         #: Called with (sender, destination, datagram) for every datagram a peer sends.
         self.taps: list[Callable[[int, int, bytes], None]] = []
+        #: Where datagrams for addresses that are not peers of this table go (a UDP shell).
+        self.external: Callable[[Hashable, bytes], None] | None = None
         #: Called after each step with (kind, peer, datagrams it sent, wall seconds taken).
         self.watchers: list[Callable[[str, int, int, float], None]] = []
         self._sent_in_step = 0
+        self.last_injected: tuple[Hashable, bytes] | None = None
         self._queue: list[tuple[float, int, str, int, Any]] = []
         self._counter = 0
         self.peers: list[Peer] = []
@@ -276,6 +281,7 @@ class FuzzTable:
             source, datagram = payload
             if kind == "inject":
                 self.stats.injected += 1
+                self.last_injected = (source, datagram)
                 if self.trace:
                     self.record("inject", to=index, source=str(source), hex=datagram.hex())
             if peer.paused:
@@ -283,7 +289,11 @@ class FuzzTable:
                     peer.buffer.append((source, datagram))
                 return True
             self.stats.delivered += kind == "deliver"
-            self._guard(peer, "receive", lambda: peer.replica.receive(datagram, source, self.local_now(index)))
+            self._guard(
+                peer,
+                "receive",
+                lambda: peer.replica.receive(datagram, source, self.local_now(index)),
+            )
         elif kind == "tick":
             if not peer.paused:
                 self._guard(peer, "tick", lambda: peer.replica.tick(self.local_now(index)))
@@ -346,7 +356,11 @@ class FuzzTable:
             replica.my_secrets.update(peer.store.secrets)
             replica.sync.clock.observe(peer.store.lamport)
             for datagram in peer.store.ops:
-                self._guard(peer, "restore", lambda d=datagram: replica.receive(d, "store", self.now))  # type: ignore[misc]
+
+                def restore(d: bytes = datagram) -> None:
+                    replica.receive(d, "store", self.now)
+
+                self._guard(peer, "restore", restore)
             peer.recovering = bool(peer.store.ops)
         peer.replica.request_table(self.peers[0].key.key_id, 0, self.now)
         self.schedule_at(self.now, "tick", peer.index)
@@ -378,7 +392,9 @@ class FuzzTable:
                 self._guard(peer, "play", play)
                 if isinstance(result, Op):
                     peer.pending_moves[result.hash] = self.now
-                    self.record("move", peer=peer.index, move=move_text(move), lamport=result.lamport)
+                    self.record(
+                        "move", peer=peer.index, move=move_text(move), lamport=result.lamport
+                    )
                 elif isinstance(result, Rejection):
                     self.record("intent_refused", peer=peer.index, move=move_text(move))
         self.schedule_at(self.now + delay, "bot", peer.index)
@@ -472,9 +488,7 @@ class FuzzTable:
             for text in score_problems(event, rnd.states[-1], peer.last_totals):
                 self.problem("score", peer.index, text)
             peer.last_totals = {s: event.totals[s] for s in range(len(event.totals))}
-            honest_seats = {
-                s for s, author in rnd.dealer.items() if self._is_honest_author(author)
-            }
+            honest_seats = {s for s, author in rnd.dealer.items() if self._is_honest_author(author)}
             if event.cheaters & honest_seats:
                 self.problem(
                     "cheater",
@@ -487,7 +501,9 @@ class FuzzTable:
         elif isinstance(event, RoundEnded):
             self.record("round_ended", peer=peer.index, round=event.round, by=event.ended_by)
         elif isinstance(event, RaceLost):
-            self.record("race_lost", peer=peer.index, move=str(event.move), winner=event.winner_seat)
+            self.record(
+                "race_lost", peer=peer.index, move=str(event.move), winner=event.winner_seat
+            )
         elif isinstance(event, PeerExpelled):
             self.record("expelled", peer=peer.index, author=event.author.hex(), seq=event.seq)
             if peer.honest and self._is_honest_author(event.author):
@@ -497,7 +513,9 @@ class FuzzTable:
                     f"honest peer {self.index_of(event.author)} expelled from seq {event.seq}",
                 )
         elif isinstance(event, ProtocolViolation):
-            self.record("violation", peer=peer.index, author=event.author.hex(), reason=event.reason)
+            self.record(
+                "violation", peer=peer.index, author=event.author.hex(), reason=event.reason
+            )
         elif isinstance(event, Divergence):
             self.record("divergence", peer=peer.index, other=event.peer.hex())
             other = self.index_of(event.peer)
@@ -549,7 +567,10 @@ class FuzzTable:
         elif isinstance(destination, int) and 0 <= destination < len(self.peers):
             targets = [destination]
         else:
-            return  # an answer to the fuzzer's own source address
+            # An answer to an address outside the table: the fuzzer's own, or a real socket's.
+            if self.external is not None:
+                self.external(destination, datagram)
+            return
         for target in targets:
             for tap in self.taps:
                 tap(sender, target, datagram)
@@ -561,9 +582,7 @@ class FuzzTable:
         for f in self.schedule.faults:
             if not f.active(self.now):
                 continue
-            if f.kind == "partition" and (sender in f.peers) != (target in f.peers):
-                drop = 1.0
-            elif f.kind == "oneway" and f.peers[:2] == (sender, target):
+            if f.cuts(sender, target):
                 drop = 1.0
             elif f.kind == "drop":
                 drop = max(drop, f.value)

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 from protocol.clocks import LamportClock
+from protocol.envelope import seal
 from protocol.errors import DropReason, RemoteProtocolError
 from protocol.messages import NO_PREV, Kind, Op, decode, derive_table_id, op_body, seal_op
 from protocol.signing import SigningKeyPair
@@ -244,9 +245,7 @@ def _forger(config: TableConfig) -> tuple[FuzzTable, Watch]:
                 [sync.delivered(p) for p in rnd.log.participants],
                 "turn",
             )
-            datagram = seal_op(bad.key, body) if False else None
-            from protocol.envelope import seal
-
+            # The victim's name on it, the forger's signature under it.
             datagram = seal(bad.key, body)
             for p in t.peers[:-1]:
                 t.inject(t.now, p.index, datagram, bad.index)

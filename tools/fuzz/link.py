@@ -30,8 +30,9 @@ from typing import Any
 from nerts_p2p.game.position import state_hash
 from nerts_p2p.table.replica import RoundFinal, TableReplica
 from protocol.errors import RemoteProtocolError
-from protocol.messages import SPECTATOR
+from protocol.messages import SPECTATOR, Op
 from protocol.signing import SigningKeyPair, verify
+from protocol.sync import SyncPeer
 from tools.fuzz.findings import Finding
 from tools.fuzz.schedule import Fault, Schedule, ScheduleShape, generate
 from tools.fuzz.shrink import ddmin
@@ -114,23 +115,35 @@ def _split_by_invalid_twin(table: FuzzTable) -> bool:
     return found
 
 
+def forged_ops(sync: SyncPeer, keys: dict[bytes, bytes], since: dict[bytes, int]) -> list[str]:
+    """Ops a peer delivered, or holds as evidence to expel someone, whose signature does not
+    verify (with the real check). `since` remembers how far each log was checked."""
+    found: list[str] = []
+    held: list[tuple[str, Op]] = []
+    for author, log in sync.logs.items():
+        held.extend(("delivered", op) for op in log[since.get(author, 0) :])
+        since[author] = len(log)
+    if len(sync.evidence) != since.get(b"evidence", -1):
+        since[b"evidence"] = len(sync.evidence)
+        for pair in sync.evidence.values():
+            held.extend(("expelled its author on", op) for op in pair)
+    for what, op in held:
+        public_key = keys.get(op.author) or sync.keys.get(op.author)
+        try:
+            if public_key is not None:
+                verify(public_key, op.body, op.signature)
+        except RemoteProtocolError:
+            found.append(
+                f"{what} op {op.seq} of {op.author.hex()}, whose signature does not verify"
+            )
+    return found
+
+
 def _check_signatures(table: FuzzTable) -> None:
     keys = {p.key.key_id: p.key.public_key for p in table.peers}
     for peer in table.honest_live():
-        sync = peer.replica.sync
-        for author, log in sync.logs.items():
-            public_key = keys.get(author) or sync.keys.get(author)
-            for op in log:
-                try:
-                    verify(public_key, op.body, op.signature) if public_key else None
-                except RemoteProtocolError:
-                    table.problem(
-                        "bad_signature_accepted",
-                        peer.index,
-                        f"peer {peer.index} delivered op {op.seq} of {author.hex()} "
-                        "whose signature does not verify",
-                    )
-                    break
+        for text in forged_ops(peer.replica.sync, keys, {})[:3]:
+            table.problem("bad_signature_accepted", peer.index, f"peer {peer.index} {text}")
 
 
 def _check_refold(table: FuzzTable) -> None:

@@ -618,11 +618,13 @@ class FuzzTable:
         players = [p for p in self.honest_live() if p.role == PLAYER] or self.honest_live()
         return all(len(p.finals) >= self.max_rounds for p in players)
 
-    def run(self, *, until: float) -> None:
-        """Until every honest peer has its rounds final (and every fault has healed), or
-        `until`; then a few heartbeats more so that every peer holds every op."""
+    def run(self, *, until: float, at_least: float = 0.0) -> None:
+        """Until every honest peer has its rounds final (and every fault has healed, and
+        `at_least` has passed), or `until`; then a few heartbeats more so that every peer
+        holds every op."""
+        settled_from = max(self.schedule.heal_at, at_least)
         while self.now < until and self.step():
-            if self.now >= self.schedule.heal_at and self.done():
+            if self.now >= settled_from and self.done():
                 break
         settle = self.now + 12 * self.config.heartbeat
         while self.now < settle and self.step():

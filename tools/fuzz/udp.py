@@ -115,7 +115,10 @@ class LocalTarget:
             self.process.wait(timeout=10)
         except (OSError, subprocess.TimeoutExpired):
             self.process.kill()
+            self.process.wait()
             return {}
+        finally:
+            self.process.stdout.close()
         try:
             data: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
             return data
@@ -187,12 +190,21 @@ def run_udp_campaign(args: argparse.Namespace, options: CampaignOptions) -> int:
     wall = time.perf_counter() - began
     drops = local.stop() if local is not None else {}
     sock.close()
+    latency: dict[str, Any] = {}
+    if local is not None:
+        latency["move_latency_p99"] = drops.pop("move_latency_p99", None)
+        if options.baseline:
+            # The same table left alone for as long: honest latency without the campaign.
+            quiet = LocalTarget(options.seed)
+            time.sleep(wall)
+            latency["move_latency_p99_without"] = quiet.stop().get("move_latency_p99")
     report: dict[str, Any] = {
         "target": f"{address[0]}:{address[1]}",
         "datagrams": sent,
         "datagrams_per_second": round(sent / wall, 1) if wall else 0.0,
         "watchdog": "heartbeat probes" if table_id is not None else "none (give --table)",
         "target_drops": drops,
+        **latency,
         "problems": [p.to_json() for p in problems],
     }
     if problems:
@@ -211,6 +223,11 @@ def run_udp_campaign(args: argparse.Namespace, options: CampaignOptions) -> int:
             f"udp {report['target']}: {sent} datagrams, {report['datagrams_per_second']:,.0f} "
             f"per second; watchdog: {report['watchdog']}"
         )
+        if latency:
+            print(
+                f"  honest p99 move latency {latency.get('move_latency_p99')}s "
+                f"(without the campaign {latency.get('move_latency_p99_without')}s)"
+            )
         if drops:
             print(
                 "  target's drops by reason: "

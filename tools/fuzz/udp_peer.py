@@ -18,6 +18,7 @@ import sys
 import time
 from collections.abc import Hashable
 
+from tools.fuzz.campaign import p99
 from tools.fuzz.schedule import Schedule
 from tools.fuzz.table import FuzzTable, TableConfig
 
@@ -56,12 +57,18 @@ def main() -> int:
                     break
                 received += 1
                 table.inject(now, TARGET, datagram, source)
-        # Simulated time follows the wall clock, never ahead of it.
+        # The table's time is the wall clock: a step that runs late (the peer is busy with
+        # the campaign) happens late, so honest peers' move latency is real latency.
         while table._queue and table._queue[0][0] <= now:
+            table.now = max(table.now, time.monotonic() - began)
             table.step()
     peer = table.peers[TARGET]
     counters = peer.replica.sync.counters.as_dict() if peer.alive else {"crashed": 1}
-    print(json.dumps({"received": received, **counters}), flush=True)
+    latency = [x for p in table.peers if p.honest for x in p.move_latency]
+    print(
+        json.dumps({"received": received, "move_latency_p99": p99(latency), **counters}),
+        flush=True,
+    )
     return 0
 
 

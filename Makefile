@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: play test lint typecheck pytest install clean
+.PHONY: play test lint typecheck pytest install clean mutate window-deps
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,9 +14,17 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-# A practice round against bots on this machine only (no network at all).
+# A practice round against 3 bots in the window, on this machine only (no network at all).
+# Without a display it says so in one line and plays the terminal practice game instead.
 play: $(STAMP)
-	$(BIN)/nerts-p2p play --practice
+	$(BIN)/nerts-p2p window --practice --players 4
+
+# The window's end-to-end test drives a real window under Xvfb with xdotool: install them
+# (Debian packages) before the suite enters its network namespace, where no registry is.
+window-deps:
+	@command -v Xvfb >/dev/null && command -v xdotool >/dev/null || \
+		( (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq xvfb xdotool >/dev/null) \
+		|| echo "xvfb/xdotool could not be installed: the window's end-to-end test will be skipped" )
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -27,10 +35,15 @@ typecheck: $(STAMP)
 
 # The suite runs inside a fresh network namespace (only `lo`, brought up), so no test can
 # reach a real interface. Packages are installed before we enter it: inside there is no registry.
-pytest: $(STAMP)
+pytest: $(STAMP) window-deps
 	$(PYTHON) tools/netns_run.py -- $(BIN)/pytest
 
 test: lint typecheck pytest
+
+# Mutation testing of the core modules: a campaign (tens of minutes), not part of `make test`.
+# Options go through ARGS, e.g. `make mutate ARGS="--module protocol/order.py --sample 40"`.
+mutate: $(STAMP)
+	$(BIN)/python -m tools.mutate $(ARGS)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis

@@ -157,6 +157,10 @@ def _cmd_bench(args: argparse.Namespace) -> int:
                 f"mean margin {r['mean_margin']:+6.1f} points  ({int(r['rounds'])} rounds)"
             )
         return 0
+    elif args.what == "client":
+        from client.window.bench import client_benchmarks
+
+        results = client_benchmarks(repeats=args.repeats if args.repeats != 7 else 3)
     else:  # pragma: no cover - argparse limits the choices
         raise NertsError(f"unknown benchmark {args.what}")
     if args.json:
@@ -175,6 +179,32 @@ def _cmd_play(args: argparse.Namespace) -> int:
 
     rules = _rules_from(args, args.players)
     return practice(rules, level_named(args.level), seed=args.seed, interactive=args.interactive)
+
+
+def _cmd_window(args: argparse.Namespace) -> int:
+    """The pygame window; where no window can open, one line says so and the terminal
+    practice game is played instead."""
+    from client.window.app import NoDisplayError, play_window
+
+    level_named(args.level)  # a bad level is a usage error before any window opens
+    if not 2 <= args.players <= 8:
+        raise NertsError(f"--players must be 2..8, got {args.players}")
+    try:
+        play_window(
+            practice_seats=args.players if args.practice or args.watch else None,
+            watch=args.watch,
+            level=args.level,
+            seed=args.seed,
+            max_frames=args.frames,
+        )
+    except NoDisplayError as exc:
+        print(f"nerts-p2p: {exc}: playing the practice game in the terminal instead")
+        from client.terminal import practice
+
+        return practice(
+            Rules(seats=args.players), level_named(args.level), seed=args.seed, interactive=None
+        )
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -208,7 +238,7 @@ def build_parser() -> argparse.ArgumentParser:
     pos.set_defaults(run=_cmd_position)
 
     bench = sub.add_parser("bench", help="benchmarks (medians of repeated runs)")
-    bench.add_argument("what", choices=("engine", "sync", "bots"))
+    bench.add_argument("what", choices=("engine", "sync", "bots", "client"))
     bench.add_argument("--repeats", type=int, default=7, help="engine: runs per measure")
     bench.add_argument("--rounds", type=int, default=300, help="bots: rounds per pairing")
     bench.add_argument("--json", action="store_true")
@@ -233,6 +263,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_rule_options(play)
     play.set_defaults(run=_cmd_play)
+
+    window = sub.add_parser("window", help="the game's window (pygame)")
+    window.add_argument("--practice", action="store_true", help="open straight at a practice table")
+    window.add_argument("--watch", action="store_true", help="open watching bots play every seat")
+    window.add_argument("--players", type=int, default=4, help="seats, you included (2-8)")
+    window.add_argument("--level", default="casual", help="bot level: novice, casual or expert")
+    window.add_argument("--seed", type=int, default=None, help="deal the same game again")
+    window.add_argument("--frames", type=int, default=None, help=argparse.SUPPRESS)
+    window.set_defaults(run=_cmd_window)
 
     from tools.fuzz.cli import add_fuzz_parser
 

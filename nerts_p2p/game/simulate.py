@@ -27,6 +27,12 @@ from nerts_p2p.game.state import ENDED_STALEMATE, GameState
 #: round always ends (a safety net: ordinary rounds end long before).
 WRAP_UP_AFTER = 3600.0
 
+#: Caps on one simulated round. Ordinary rounds stay far below them (a few thousand events,
+#: a handful of all-stuck rotations); past a cap a rule is broken (a round that can never
+#: end), and the simulator says so instead of looping forever.
+MAX_EVENTS_PER_ROUND = 200_000
+MAX_ROTATIONS_PER_ROUND = 1_000
+
 
 @dataclass(frozen=True)
 class RoundResult:
@@ -77,7 +83,15 @@ def simulate_round(
     heapq.heapify(events)
     applied = rejected = 0
     log: list[tuple[float, Move, bool]] = []
+    steps = 0
     while state.ended_by is None and events:
+        steps += 1
+        if steps > MAX_EVENTS_PER_ROUND or state.rotations > MAX_ROTATIONS_PER_ROUND:
+            raise NertsError(
+                f"simulated round {round_number} did not end after {steps - 1} moves and "
+                f"decisions and {state.rotations} all-stuck rotations: a rule lets a round "
+                "go on forever"
+            )
         now, _, index, move = heapq.heappop(events)
         player = players[index]
         if move is None:

@@ -1,0 +1,198 @@
+"""The window: one pygame display, a screen at a time, a fixed-rate frame loop in trio.
+
+`run_window` is the loop DESIGN.md section 5 asks for: each frame handles input, lets the
+screen (and its table session) run to now, draws and flips, then waits with
+`trio.sleep_until(next_frame)`; a network node would run in the same nursery. Closing the
+window closes the screen, which leaves its table cleanly.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pygame
+import trio
+
+from .art import HIGH_CONTRAST, NORMAL, ArtCache, Fonts, Theme
+from .screen import Screen
+from .settings import Settings, load_settings, save_settings
+from .sound import Sounds
+
+FPS = 60
+
+
+class NoDisplayError(Exception):
+    """There is no display to open a window on (the message says why, in one line)."""
+
+
+def display_problem() -> str | None:
+    """Why no window can open here, or None if one probably can."""
+    driver = os.environ.get("SDL_VIDEODRIVER", "")
+    if driver in ("dummy", "offscreen"):
+        return None
+    if (
+        os.name == "posix"
+        and os.uname().sysname != "Darwin"  # macOS windows need no DISPLAY
+        and not os.environ.get("DISPLAY")
+        and not os.environ.get("WAYLAND_DISPLAY")
+    ):
+        return "no display (DISPLAY and WAYLAND_DISPLAY are unset)"
+    return None
+
+
+class WindowApp:
+    def __init__(
+        self, settings: Settings | None = None, *, size: tuple[int, int] | None = None
+    ) -> None:
+        problem = display_problem()
+        if problem is not None:
+            raise NoDisplayError(problem)
+        loaded, message = load_settings() if settings is None else (settings, "")
+        self.settings = loaded
+        self.message = message
+        try:
+            pygame.display.init()
+            pygame.font.init()
+            if size is not None:
+                width, height = size
+            else:
+                width, height = self._fit(self.settings.width, self.settings.height)
+            self.surface = pygame.display.set_mode((width, height), pygame.RESIZABLE)
+        except pygame.error as exc:
+            pygame.quit()
+            raise NoDisplayError(f"no window could be opened ({exc})") from exc
+        pygame.display.set_caption("Nerts")
+        pygame.key.set_repeat(0)
+        self.fonts = Fonts()
+        self.arts = ArtCache(self.fonts)
+        self.sounds = Sounds(self.settings.sound)
+        self.running = True
+        self.screen: Screen = self.start_screen()
+        self.frames = 0
+
+    @staticmethod
+    def _fit(width: int, height: int) -> tuple[int, int]:
+        """The wanted size, shrunk to the desktop if the desktop is smaller."""
+        try:
+            desktops = pygame.display.get_desktop_sizes()
+        except pygame.error:
+            desktops = []
+        if desktops:
+            dw, dh = desktops[0]
+            if dw > 0 and dh > 0:
+                width, height = min(width, dw - 40), min(height, dh - 80)
+        return max(640, width), max(400, height)
+
+    # --- what screens use ---------------------------------------------------------------
+
+    @property
+    def size(self) -> tuple[int, int]:
+        return self.surface.get_size()
+
+    @property
+    def theme(self) -> Theme:
+        return HIGH_CONTRAST if self.settings.high_contrast else NORMAL
+
+    def show(self, screen: Screen) -> None:
+        if screen is not self.screen:
+            self.screen.close()
+        self.screen = screen
+
+    def start_screen(self) -> Screen:
+        from .menus import StartScreen
+
+        return StartScreen(self)
+
+    def quit(self) -> None:
+        self.running = False
+
+    def apply_settings(self, settings: Settings) -> None:
+        settings = settings.cleaned()
+        old = self.settings
+        self.settings = settings
+        self.message = save_settings(settings)
+        if (old.width, old.height) != (settings.width, settings.height):
+            self.surface = pygame.display.set_mode(
+                self._fit(settings.width, settings.height), pygame.RESIZABLE
+            )
+        if old.sound != settings.sound:
+            self.sounds = Sounds(settings.sound)
+
+    # --- one frame ----------------------------------------------------------------------
+
+    def frame(self, now: float) -> None:
+        for event in pygame.event.get():
+            if event.type == pygame.QUIT:
+                self.running = False
+            elif event.type == pygame.VIDEORESIZE:
+                # pygame-ce keeps the display surface in step with the window by itself.
+                self.surface = pygame.display.get_surface() or self.surface
+            else:
+                self.screen.handle(event, now)
+        if not self.running:
+            return
+        self.screen.update(now)
+        self.screen.draw(self.surface, now)
+        pygame.display.flip()
+        self.frames += 1
+
+    def close(self) -> None:
+        self.screen.close()
+        pygame.quit()
+
+
+async def run_window(app: WindowApp, *, max_frames: int | None = None) -> None:
+    """The fixed-rate frame loop. A frame that runs late is not made up for: the next one
+    is scheduled from now, so a slow moment never turns into a burst of frames."""
+    period = 1.0 / FPS
+    next_frame = trio.current_time()
+    try:
+        while app.running and (max_frames is None or app.frames < max_frames):
+            app.frame(trio.current_time())
+            next_frame += period
+            now = trio.current_time()
+            if next_frame < now:
+                next_frame = now
+            await trio.sleep_until(next_frame)
+    finally:
+        app.close()
+
+
+def open_window(
+    *,
+    practice_seats: int | None = None,
+    level: str = "casual",
+    seed: int | None = None,
+    watch: bool = False,
+    size: tuple[int, int] | None = None,
+    settings: Settings | None = None,
+) -> WindowApp:
+    """A window at its start screen, or straight at a practice table (`make play`)."""
+    app = WindowApp(settings, size=size)
+    if practice_seats is not None:
+        from nerts_p2p.game.bots import level_named
+
+        from .practice import practice_table
+        from .table_screen import TableScreen
+
+        table = practice_table(
+            practice_seats, level_named(level), name=app.settings.name, seed=seed, watch=watch
+        )
+        app.show(TableScreen(app, table))
+    return app
+
+
+def play_window(
+    *,
+    practice_seats: int | None,
+    level: str,
+    seed: int | None,
+    watch: bool = False,
+    max_frames: int | None = None,
+) -> None:
+    """Open the window and run it until it is closed (raises `NoDisplayError` where it cannot)."""
+    app = open_window(practice_seats=practice_seats, level=level, seed=seed, watch=watch)
+    trio.run(lambda: run_window(app, max_frames=max_frames))
+
+
+__all__ = ["FPS", "NoDisplayError", "WindowApp", "open_window", "play_window", "run_window"]

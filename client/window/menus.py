@@ -1,0 +1,278 @@
+"""The start screen, the settings screen and the list of saved replays."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pygame
+
+from nerts_p2p.game.bots import LEVELS, level_named
+
+from .practice import practice_table
+from .replay_file import ReplayError, load_replay
+from .screen import App
+from .settings import COLOUR_NAMES, SEAT_COLOURS, WINDOW_SIZES, Settings, replays_dir
+from .widgets import Button, button_at, column, text_lines
+
+LEVEL_ORDER = list(LEVELS)
+
+
+class StartScreen:
+    """Practice against bots, watch bots, replays, settings, quit."""
+
+    def __init__(self, app: App) -> None:
+        self.app = app
+        self.seats = 4
+        self.level = "casual"
+
+    def buttons(self) -> list[Button]:
+        width, height = self.app.size
+        bh = max(40, min(56, height // 14))
+        items = [
+            ("practice", f"Practice: you and {self.seats - 1} bots  (P)"),
+            ("seats", f"Seats: {self.seats}   (click to change)"),
+            ("level", f"Bots: {self.level}   (click to change)"),
+            ("watch", "Watch the bots play  (W)"),
+            ("replays", "Replays  (R)"),
+            ("settings", "Settings  (S)"),
+            ("quit", "Quit  (Esc)"),
+        ]
+        return column(items, width // 2, int(height * 0.26), min(520, width - 40), bh, bh // 4)
+
+    def handle(self, event: pygame.event.Event, now: float) -> None:
+        name = None
+        if event.type == pygame.MOUSEBUTTONDOWN and event.button == 1:
+            button = button_at(self.buttons(), event.pos)
+            name = button.name if button else None
+        elif event.type == pygame.KEYDOWN:
+            name = {
+                "p": "practice",
+                "w": "watch",
+                "r": "replays",
+                "s": "settings",
+                "escape": "quit",
+                "return": "practice",
+            }.get(pygame.key.name(event.key))
+        if name is not None:
+            self.choose(name, now)
+
+    def choose(self, name: str, now: float) -> None:
+        app = self.app
+        from .table_screen import TableScreen
+
+        if name in ("practice", "watch"):
+            table = practice_table(
+                self.seats, level_named(self.level), name=app.settings.name, watch=name == "watch"
+            )
+            table.now = now
+            app.show(TableScreen(app, table))
+        elif name == "seats":
+            self.seats = self.seats + 1 if self.seats < 8 else 2
+        elif name == "level":
+            self.level = LEVEL_ORDER[(LEVEL_ORDER.index(self.level) + 1) % len(LEVEL_ORDER)]
+        elif name == "replays":
+            app.show(ReplayListScreen(app))
+        elif name == "settings":
+            app.show(SettingsScreen(app))
+        elif name == "quit":
+            app.quit()
+
+    def update(self, now: float) -> None:
+        pass
+
+    def draw(self, surface: pygame.Surface, now: float) -> None:
+        app = self.app
+        theme, fonts = app.theme, app.fonts
+        width, height = app.size
+        surface.fill(theme.felt)
+        title = fonts.text("Nerts", height * 0.1, theme.text, True)
+        surface.blit(title, title.get_rect(midtop=(width / 2, height * 0.05)))
+        sub = fonts.text(
+            f"Welcome, {app.settings.name}. Practice is local: nothing goes on the network.",
+            height * 0.03,
+            theme.dim_text,
+        )
+        surface.blit(sub, sub.get_rect(midtop=(width / 2, height * 0.05 + title.get_height() + 4)))
+        for button in self.buttons():
+            button.draw(surface, fonts, theme)
+        if app.message:
+            image = fonts.text(app.message, height * 0.028, theme.warn)
+            surface.blit(image, image.get_rect(midbottom=(width / 2, height - 12)))
+
+    def close(self) -> None:
+        pass
+
+
+class SettingsScreen:
+    """Name, seat colour, card style, sound and window size; saved as they change."""
+
+    def __init__(self, app: App) -> None:
+        self.app = app
+        self.editing = False
+        self.draft = app.settings.name
+
+    def buttons(self) -> list[Button]:
+        s = self.app.settings
+        width, height = self.app.size
+        bh = max(36, min(50, height // 16))
+        name = f"Name: {self.draft}{'_' if self.editing else ''}" + (
+            "" if self.editing else "   (click to type)"
+        )
+        items = [
+            ("name", name),
+            ("colour", f"Seat colour: {COLOUR_NAMES[s.colour]}"),
+            ("four", f"Four-colour deck: {'on' if s.four_colour else 'off'}"),
+            ("contrast", f"High contrast: {'on' if s.high_contrast else 'off'}"),
+            ("sound", f"Sound: {'on' if s.sound else 'off'}"),
+            ("size", f"Window size: {s.width} x {s.height}"),
+            ("back", "Back  (Esc)"),
+        ]
+        return column(items, width // 2, int(height * 0.16), min(560, width - 40), bh, bh // 4)
+
+    def handle(self, event: pygame.event.Event, now: float) -> None:
+        app = self.app
+        if self.editing and event.type == pygame.KEYDOWN:
+            if event.key in (pygame.K_RETURN, pygame.K_KP_ENTER, pygame.K_ESCAPE):
+                self.editing = False
+                app.apply_settings(Settings(**{**app.settings.__dict__, "name": self.draft}))
+                self.draft = app.settings.name
+            elif event.key == pygame.K_BACKSPACE:
+                self.draft = self.draft[:-1]
+            elif event.unicode and event.unicode.isprintable() and len(self.draft) < 24:
+                self.draft += event.unicode
+            return
+        name = None
+        if event.type == pygame.MOUSEBUTTONDOWN and event.button == 1:
+            button = button_at(self.buttons(), event.pos)
+            name = button.name if button else None
+        elif event.type == pygame.KEYDOWN and event.key == pygame.K_ESCAPE:
+            name = "back"
+        if name is None:
+            return
+        s = app.settings
+        values = dict(s.__dict__)
+        if name == "name":
+            self.editing = True
+            return
+        if name == "colour":
+            values["colour"] = (s.colour + 1) % len(SEAT_COLOURS)
+        elif name == "four":
+            values["four_colour"] = not s.four_colour
+        elif name == "contrast":
+            values["high_contrast"] = not s.high_contrast
+        elif name == "sound":
+            values["sound"] = not s.sound
+        elif name == "size":
+            sizes = list(WINDOW_SIZES)
+            current = (s.width, s.height)
+            nxt = sizes[(sizes.index(current) + 1) % len(sizes)] if current in sizes else sizes[1]
+            values["width"], values["height"] = nxt
+        elif name == "back":
+            app.show(app.start_screen())
+            return
+        app.apply_settings(Settings(**values))
+
+    def update(self, now: float) -> None:
+        pass
+
+    def draw(self, surface: pygame.Surface, now: float) -> None:
+        app = self.app
+        theme, fonts = app.theme, app.fonts
+        width, height = app.size
+        surface.fill(theme.felt)
+        title = fonts.text("Settings", height * 0.07, theme.text, True)
+        surface.blit(title, title.get_rect(midtop=(width / 2, height * 0.04)))
+        buttons = self.buttons()
+        for button in buttons:
+            button.draw(surface, fonts, theme, active=self.editing and button.name == "name")
+        colour_button = next(b for b in buttons if b.name == "colour")
+        swatch = pygame.Rect(
+            colour_button.rect.right + 12,
+            colour_button.rect.y + 6,
+            colour_button.rect.h - 12,
+            colour_button.rect.h - 12,
+        )
+        pygame.draw.rect(surface, SEAT_COLOURS[app.settings.colour], swatch, border_radius=4)
+        if app.message:
+            image = fonts.text(app.message, height * 0.028, theme.warn)
+            surface.blit(image, image.get_rect(midbottom=(width / 2, height - 12)))
+
+    def close(self) -> None:
+        pass
+
+
+class ReplayListScreen:
+    """Saved matches, newest first; a click plays one back."""
+
+    def __init__(self, app: App, folder: Path | None = None) -> None:
+        self.app = app
+        self.folder = folder or replays_dir()
+        self.problem = ""
+        try:
+            files = sorted(
+                self.folder.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True
+            )
+        except OSError:
+            files = []
+        self.files = files[:10]
+
+    def buttons(self) -> list[Button]:
+        width, height = self.app.size
+        bh = max(34, min(46, height // 18))
+        items = [(str(i), path.stem) for i, path in enumerate(self.files)] + [
+            ("back", "Back  (Esc)")
+        ]
+        return column(items, width // 2, int(height * 0.16), min(640, width - 40), bh, bh // 5)
+
+    def handle(self, event: pygame.event.Event, now: float) -> None:
+        name = None
+        if event.type == pygame.MOUSEBUTTONDOWN and event.button == 1:
+            button = button_at(self.buttons(), event.pos)
+            name = button.name if button else None
+        elif event.type == pygame.KEYDOWN and event.key == pygame.K_ESCAPE:
+            name = "back"
+        if name == "back":
+            self.app.show(self.app.start_screen())
+        elif name is not None:
+            path = self.files[int(name)]
+            try:
+                replay = load_replay(path)
+            except ReplayError as exc:
+                self.problem = f"{path.name}: {exc}"
+                return
+            from .replay_screen import ReplayScreen
+
+            self.app.show(ReplayScreen(self.app, replay, now))
+
+    def update(self, now: float) -> None:
+        pass
+
+    def draw(self, surface: pygame.Surface, now: float) -> None:
+        app = self.app
+        theme, fonts = app.theme, app.fonts
+        width, height = app.size
+        surface.fill(theme.felt)
+        title = fonts.text("Replays", height * 0.07, theme.text, True)
+        surface.blit(title, title.get_rect(midtop=(width / 2, height * 0.04)))
+        for button in self.buttons():
+            button.draw(surface, fonts, theme)
+        lines = (
+            []
+            if self.files
+            else [f"No replays yet: every practice match is saved in {self.folder}."]
+        )
+        if self.problem:
+            lines.append(self.problem)
+        text_lines(
+            surface,
+            fonts,
+            lines,
+            width // 2,
+            int(height * 0.8),
+            height * 0.03,
+            theme.warn if self.problem else theme.dim_text,
+            centre=True,
+        )
+
+    def close(self) -> None:
+        pass

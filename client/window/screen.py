@@ -1,0 +1,44 @@
+"""What every screen offers the frame loop, and what the app offers every screen."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import pygame
+
+from .art import ArtCache, Fonts, Theme
+from .settings import Settings
+from .sound import Sounds
+
+
+class Screen(Protocol):
+    def handle(self, event: pygame.event.Event, now: float) -> None: ...
+
+    def update(self, now: float) -> None: ...
+
+    def draw(self, surface: pygame.Surface, now: float) -> None: ...
+
+    def close(self) -> None:
+        """The screen is left (or the window closes): leave tables, save what is due."""
+
+
+class App(Protocol):
+    fonts: Fonts
+    arts: ArtCache
+    settings: Settings
+    sounds: Sounds
+    message: str
+
+    @property
+    def size(self) -> tuple[int, int]: ...
+
+    @property
+    def theme(self) -> Theme: ...
+
+    def show(self, screen: Screen) -> None: ...
+
+    def quit(self) -> None: ...
+
+    def apply_settings(self, settings: Settings) -> None: ...
+
+    def start_screen(self) -> Screen: ...

@@ -1,0 +1,74 @@
+"""Buttons, panels and text lines shared by the screens."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pygame
+
+from .art import Colour, Fonts, Theme
+
+
+@dataclass(frozen=True)
+class Button:
+    name: str
+    label: str
+    rect: pygame.Rect
+    enabled: bool = True
+
+    def draw(
+        self, surface: pygame.Surface, fonts: Fonts, theme: Theme, *, active: bool = False
+    ) -> None:
+        fill = theme.button if self.enabled else theme.felt_dark
+        pygame.draw.rect(surface, fill, self.rect, border_radius=10)
+        if active:
+            pygame.draw.rect(surface, theme.select, self.rect, 3, border_radius=10)
+        colour = theme.button_text if self.enabled else theme.dim_text
+        text = fonts.text(self.label, self.rect.h * 0.45, colour, True)
+        surface.blit(text, text.get_rect(center=self.rect.center))
+
+
+def button_at(buttons: list[Button], pos: tuple[int, int]) -> Button | None:
+    for button in buttons:
+        if button.enabled and button.rect.collidepoint(pos):
+            return button
+    return None
+
+
+def column(
+    names_labels: list[tuple[str, str]], centre_x: int, top: int, width: int, height: int, gap: int
+) -> list[Button]:
+    return [
+        Button(
+            name, label, pygame.Rect(centre_x - width // 2, top + i * (height + gap), width, height)
+        )
+        for i, (name, label) in enumerate(names_labels)
+    ]
+
+
+def panel(surface: pygame.Surface, rect: pygame.Rect, colour: Colour, alpha: int = 225) -> None:
+    shade = pygame.Surface(rect.size, pygame.SRCALPHA)
+    shade.fill((*colour, alpha))
+    surface.blit(shade, rect.topleft)
+
+
+def text_lines(
+    surface: pygame.Surface,
+    fonts: Fonts,
+    lines: list[str],
+    x: int,
+    y: int,
+    size: float,
+    colour: Colour,
+    *,
+    centre: bool = False,
+) -> int:
+    """Draws lines down from y; returns the y below the last."""
+    for line in lines:
+        text = fonts.text(line, size, colour)
+        if centre:
+            surface.blit(text, text.get_rect(midtop=(x, y)))
+        else:
+            surface.blit(text, (x, y))
+        y += int(size * 1.05)
+    return y

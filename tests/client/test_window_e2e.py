@@ -1,0 +1,237 @@
+"""End to end: a real window under Xvfb, driven by real mouse and key events (xdotool).
+
+`make test` installs `xvfb` and `xdotool` (Debian packages) before the suite enters its
+network namespace; the test starts its own X server (`-nolisten tcp`: a local socket, no
+network) and skips, saying why, only where they are not installed. What the window did is
+read back from the replay it saves when the table is left.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from client.window.layout import NERTS, WASTE, WORK, PileRef, pile_rect, table_layout
+from client.window.practice import practice_table
+from client.window.replay_file import load_replay
+from client.window.session import PLAYING
+from nerts_p2p.game.bots import NOVICE
+from nerts_p2p.game.legal import legal_moves
+from nerts_p2p.game.moves import FROM_NERTS, FROM_WASTE, PLAY, RECYCLE, TO_WORK, TURN, Move
+from nerts_p2p.game.state import GameState
+
+pytestmark = pytest.mark.skipif(
+    not (shutil.which("Xvfb") and shutil.which("xdotool")),
+    reason="Xvfb and xdotool are not installed (`make test` installs them with apt-get)",
+)
+
+SIZE = (1280, 800)
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _free_display() -> int:
+    for n in range(91, 200):
+        if not Path(f"/tmp/.X11-unix/X{n}").exists() and not Path(f"/tmp/.X{n}-lock").exists():
+            return n
+    raise AssertionError("no free X display number")
+
+
+@pytest.fixture
+def xserver() -> Iterator[str]:
+    number = _free_display()
+    server = subprocess.Popen(
+        ["Xvfb", f":{number}", "-screen", "0", "1400x900x24", "-nolisten", "tcp"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        for _ in range(100):
+            if Path(f"/tmp/.X11-unix/X{number}").exists():
+                break
+            time.sleep(0.05)
+        else:
+            raise AssertionError("Xvfb did not start")
+        yield f":{number}"
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+def _xdo(display: str, *args: str) -> str:
+    result = subprocess.run(
+        ["xdotool", *args],
+        env={**os.environ, "DISPLAY": display},
+        capture_output=True,
+        text=True,
+        timeout=20,
+        check=True,
+    )
+    return result.stdout.strip()
+
+
+def _start_window(display: str, home: Path, *extra: str) -> tuple[subprocess.Popen[str], str]:
+    config = home / "config"
+    config.mkdir(parents=True)
+    (config / "settings.json").write_text(
+        json.dumps({"name": "Ann", "sound": False, "width": SIZE[0], "height": SIZE[1]})
+    )
+    env = {
+        **os.environ,
+        "DISPLAY": display,
+        "SDL_AUDIODRIVER": "dummy",
+        "NERTS_P2P_CONFIG_DIR": str(config),
+        "NERTS_P2P_DATA_DIR": str(home / "data"),
+    }
+    env.pop("SDL_VIDEODRIVER", None)
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "client.cli",
+            "window",
+            "--players",
+            "4",
+            "--level",
+            "novice",
+            *extra,
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            _, stderr = process.communicate()
+            raise AssertionError(f"the window program ended at once: {stderr}")
+        found = subprocess.run(
+            ["xdotool", "search", "--class", "nerts-p2p"],
+            env={**os.environ, "DISPLAY": display},
+            capture_output=True,
+            text=True,
+            timeout=20,
+            check=False,
+        )
+        if found.stdout.strip():
+            return process, found.stdout.split()[0]
+        time.sleep(0.2)
+    process.kill()
+    raise AssertionError(f"no window appeared: {process.communicate()[1]}")
+
+
+def _wait_for_title(display: str, window: str, title: str) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if _xdo(display, "getwindowname", window).startswith(title):
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"the window never showed {title!r}")
+
+
+def _finish(display: str, window: str, process: subprocess.Popen[str]) -> str:
+    """Leave the table (Q), quit from the start screen (Esc); the program ends cleanly."""
+    _xdo(display, "key", "--window", window, "q")
+    time.sleep(0.6)
+    _xdo(display, "key", "--window", window, "Escape")
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 0, stderr
+    assert "Traceback" not in stderr
+    return stderr
+
+
+def _opening_move(state: GameState, seat: int) -> Move:
+    """A move of our own layout that no bot can take away: onto one of our work piles."""
+    for move in legal_moves(state, seat):
+        if move.action == PLAY and move.dest_kind == TO_WORK:
+            return move
+    raise LookupError
+
+
+def _seed_with_a_work_move() -> tuple[int, int, Move]:
+    for seed in range(1, 40):
+        table = practice_table(4, NOVICE, name="Ann", seed=seed)
+        for _ in range(200):
+            table.advance(table.now + 1 / 60)
+            if table.view().phase == PLAYING:
+                break
+        view = table.view()
+        assert view.state is not None
+        assert view.my_seat is not None
+        try:
+            return seed, view.my_seat, _opening_move(view.state, view.my_seat)
+        except LookupError:
+            continue
+    raise AssertionError("no seed deals a work-pile move")
+
+
+def _centre(pile: PileRef, seat: int, depth_offset: float = 0.0) -> tuple[int, int]:
+    layout = table_layout(SIZE[0], SIZE[1], 4, seat)
+    rect = pile_rect(layout, pile)
+    assert rect is not None
+    return round(rect.x + rect.w / 2), round(rect.y + rect.h / 2 + depth_offset)
+
+
+def test_a_few_moves_of_a_practice_round_with_mouse_and_keys(xserver: str, tmp_path: Path) -> None:
+    seed, seat, move = _seed_with_a_work_move()
+    process, window = _start_window(xserver, tmp_path, "--practice", "--seed", str(seed))
+    try:
+        _wait_for_title(xserver, window, "Nerts - round 1")  # the deal is on the table
+        if move.source == FROM_NERTS:
+            source = PileRef(seat, NERTS)
+        elif move.source == FROM_WASTE:
+            source = PileRef(seat, WASTE)
+        else:
+            source = PileRef(seat, WORK, move.source)
+        sx, sy = _centre(source, seat)
+        tx, ty = _centre(PileRef(seat, WORK, move.dest), seat, 30)
+        _xdo(xserver, "mousemove", "--window", window, str(sx), str(sy))
+        _xdo(xserver, "mousedown", "1")
+        for step in range(1, 9):
+            x = sx + (tx - sx) * step // 8
+            y = sy + (ty - sy) * step // 8
+            _xdo(xserver, "mousemove", "--window", window, str(x), str(y))
+            time.sleep(0.02)
+        _xdo(xserver, "mouseup", "1")
+        time.sleep(0.3)
+        _xdo(xserver, "key", "--window", window, "space")  # turn the stock with a key
+        time.sleep(0.3)
+        stock = _centre(PileRef(seat, "stock"), seat)
+        _xdo(xserver, "mousemove", "--window", window, str(stock[0]), str(stock[1]))
+        _xdo(xserver, "click", "1")  # and with a click
+        time.sleep(0.8)
+    finally:
+        _finish(xserver, window, process)
+    saved = list((tmp_path / "data" / "replays").glob("*.json"))
+    assert len(saved) == 1, "leaving the table saves the match"
+    replay = load_replay(saved[0])
+    ours = [m.move for m in replay.rounds[0].moves if m.move.seat == seat]
+    assert ours[0].without_reveals() == move, "the drag played the move the test aimed at"
+    turns = [m for m in ours[1:] if m.action in (TURN, RECYCLE)]
+    assert len(turns) == 2, ours
+    assert replay.names[seat] == "Ann"
+
+
+def test_a_spectator_window_follows_the_bots(xserver: str, tmp_path: Path) -> None:
+    process, window = _start_window(xserver, tmp_path, "--watch", "--seed", "4")
+    try:
+        _wait_for_title(xserver, window, "Nerts - round 1 (watching)")
+        time.sleep(5.0)
+        _xdo(xserver, "key", "--window", window, "space")  # a spectator's keys move nothing
+    finally:
+        _finish(xserver, window, process)
+    saved = list((tmp_path / "data" / "replays").glob("*.json"))
+    replay = load_replay(saved[0])
+    moves = replay.rounds[0].moves
+    assert len(moves) >= 4, "the bots played while we watched"
+    assert {m.move.seat for m in moves} <= set(range(4))
+    assert "Ann" not in replay.names  # we watched; every seat is a bot

@@ -1,0 +1,183 @@
+"""The practice table: real replicas over the in-memory link, bots in (simulated) real time."""
+
+from __future__ import annotations
+
+from client.window.practice import GO_DELAY, PracticeTable, practice_table
+from client.window.replay_file import replay_from_json, replay_to_json
+from client.window.session import LOBBY, PLAYING, SCORED, RaceLostNotice, RoundScoredNotice
+from nerts_p2p.game.bots import CASUAL, EXPERT
+from nerts_p2p.game.cards import parse_face
+from nerts_p2p.game.errors import Rejection
+from nerts_p2p.game.legal import legal_moves
+from nerts_p2p.game.moves import PLAY, TO_FOUNDATION, TURN, Move
+from nerts_p2p.game.position import state_hash
+from nerts_p2p.game.rules import Rules
+from tests.replication.table_helpers import seed_showing
+
+FRAME = 1 / 60
+
+
+def run(table: PracticeTable, seconds: float) -> list[object]:
+    notices: list[object] = []
+    end = table.now + seconds
+    while table.now < end:
+        table.advance(table.now + FRAME)
+        notices += table.notices()
+    return notices
+
+
+def until_playing(table: PracticeTable) -> None:
+    """Until every replica has the round's START (the bots' too)."""
+    for _ in range(600):
+        table.advance(table.now + FRAME)
+        if table.view().phase == PLAYING and all(r.current_round for r in table.replicas):
+            return
+    raise AssertionError("the round never started")
+
+
+def test_a_move_is_pending_until_every_seat_has_seen_it() -> None:
+    table = practice_table(3, CASUAL, seed=11)
+    until_playing(table)
+    view = table.view()
+    assert view.my_seat is not None
+    assert view.state is not None
+    move = next(m for m in legal_moves(view.state, view.my_seat) if m.action == PLAY)
+    assert table.submit(move) is None
+    view = table.view()
+    assert move.card in view.pending
+    run(table, 1.0)
+    view = table.view()
+    assert move.card not in view.pending
+    assert view.state is not None
+    rnd = table.me.current_round
+    assert rnd is not None
+    assert any(
+        step.applied and step.move is not None and step.move.card == move.card for step in rnd.steps
+    )
+
+
+def test_an_illegal_move_gets_the_engines_reason_and_changes_nothing() -> None:
+    table = practice_table(2, CASUAL, seed=12)
+    until_playing(table)
+    view = table.view()
+    assert view.state is not None
+    assert view.my_seat is not None
+    seat = view.state.seats[view.my_seat]
+    top = seat.nerts_top
+    assert top is not None
+    before = state_hash(view.state)
+    # The Nerts top onto the Nerts top's own rank in a work pile never fits; any wrong
+    # target would do: the engine says why in words.
+    move = Move(view.my_seat, PLAY, top, -1, TO_FOUNDATION, top)
+    rejection = table.submit(move)
+    assert rejection is not None
+    assert rejection.message
+    state = table.view().state
+    assert state is not None
+    assert state_hash(state) == before
+
+
+def test_a_lost_foundation_race_goes_back_and_says_who_was_first() -> None:
+    rules = Rules(seats=2)
+    mine = seed_showing(rules, ["AS", "2S"], label="window-race-me")
+    theirs = seed_showing(rules, ["2S"], label="window-race-bot")
+    table = PracticeTable(rules, (EXPERT,), my_name="Ann", seed=5, first_deals=(mine, theirs))
+    until_playing(table)
+    me = table.view().my_seat
+    assert me is not None
+    bot_index = 1
+    bot_replica = table.replicas[bot_index]
+    bot_seat = bot_replica.seat
+    assert bot_seat is not None
+    assert bot_seat != me
+    state = table.view().state
+    assert state is not None
+    ace = next(m for m in legal_moves(state, me) if m.card & 63 == parse_face("AS"))
+    assert table.submit(ace) is None
+    run(table, 0.4)  # the bot's replica sees the new foundation
+    assert table.now - table.round_started_at[1] < GO_DELAY, "the bot must not have moved yet"
+    bot_rnd = bot_replica.current_round
+    assert bot_rnd is not None
+    theirs_up = next(
+        m
+        for m in legal_moves(bot_rnd.state, bot_seat)
+        if m.card & 63 == parse_face("2S") and m.dest_kind == TO_FOUNDATION
+    )
+    assert not isinstance(bot_replica.play(theirs_up), Rejection)
+    # We turn our stock a few times first, so our 2S carries the later Lamport time: the
+    # bot's 2S, played "at the same moment", sorts first.
+    for _ in range(3):
+        assert table.submit(Move(me, TURN)) is None
+    state = table.view().state
+    assert state is not None
+    ours = next(
+        m
+        for m in legal_moves(state, me)
+        if m.card & 63 == parse_face("2S") and m.dest_kind == TO_FOUNDATION
+    )
+    assert table.submit(ours) is None
+    assert ours.card in table.view().pending
+    notices = run(table, 1.0)
+    lost = [n for n in notices if isinstance(n, RaceLostNotice)]
+    assert len(lost) == 1
+    assert lost[0].winner_seat == bot_seat
+    bot_name = table.view().names[bot_seat]
+    assert lost[0].text == f"{bot_name} was first: your 2 of spades goes back"
+    state = table.view().state
+    assert state is not None
+    mine_now = state.seats[me]
+    assert ours.card in (
+        mine_now.nerts_up + mine_now.waste + tuple(c for p in mine_now.work for c in p)
+    )
+    assert ours.card not in table.view().pending
+
+
+def test_a_round_plays_to_its_score_and_the_next_round_is_dealt() -> None:
+    table = practice_table(3, EXPERT, seed=21)
+    notices: list[object] = []
+    for _ in range(240 * 60):
+        table.advance(table.now + FRAME)
+        notices += table.notices()
+        if table.view().phase == SCORED:
+            break
+    view = table.view()
+    assert view.phase == SCORED
+    scored = [n for n in notices if isinstance(n, RoundScoredNotice)]
+    assert len(scored) == 1
+    assert view.results == (scored[0].result,)
+    result = scored[0].result
+    assert len(result.scores) == 3
+    assert not result.cheaters
+    assert sum(result.totals) == sum(s.score for s in result.scores)
+    # The saved match replays to the very state the replicas folded.
+    replay = table.replay()
+    assert replay is not None
+    loaded = replay_from_json(replay_to_json(replay))
+    rnd = table.me.current_round
+    assert rnd is not None
+    assert state_hash(loaded.rounds[0].states(loaded.rules)[-1]) == state_hash(rnd.state)
+    table.next_round()
+    assert table.view().phase == LOBBY
+    for _ in range(600):
+        table.advance(table.now + FRAME)
+        if table.view().phase == PLAYING:
+            break
+    assert table.view().round == 2
+    assert table.view().phase == PLAYING
+
+
+def test_watching_bots_has_no_seat_and_plays_no_move() -> None:
+    table = practice_table(4, CASUAL, seed=31, watch=True)
+    until_playing(table)
+    view = table.view()
+    assert view.my_seat is None
+    assert view.watching
+    assert view.state is not None
+    assert len(view.state.seats) == 4
+    refused = table.submit(Move(0, TURN))
+    assert refused is not None
+    assert "watching" in refused.message
+    run(table, 6.0)
+    state = table.view().state
+    assert state is not None
+    assert state.foundations or any(s.waste for s in state.seats), "the bots play"

@@ -1,0 +1,420 @@
+"""Behaviours of the replicated table that no other test pinned (found by `tools.mutate`).
+
+Each test is named after what a peer, a player or another implementation would notice if
+it broke: the request/answer path healing a gap on its own, the per-author cap on pending
+ops, divergence detection, the tie order depending on the deals, an expelled peer staying
+out of later rounds, when stability is announced (the final state included), and a late op
+that rolls the round back across its end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+
+from nerts_p2p.game.deck import deal_seat
+from nerts_p2p.game.moves import FROM_NERTS, NEW_FOUNDATION, Move
+from nerts_p2p.game.position import state_hash
+from nerts_p2p.game.rules import Rules
+from nerts_p2p.table.replica import (
+    Divergence,
+    PeerExpelled,
+    RoundEnded,
+    RoundFinal,
+    StableState,
+    deal_commitment,
+)
+from protocol.envelope import seal
+from protocol.errors import DropReason
+from protocol.messages import Batch, Kind, Op, decode, decode_op, op_body
+from protocol.sync import BROADCAST, MAX_PENDING_PER_AUTHOR, DivergenceDetected, SyncPeer
+from tests.replication.table_helpers import ManualTable, seed_showing
+from tools.gen_vectors import KEYS, TABLE, play_history
+
+# --- anti-entropy: the request and its answer, without heartbeats --------------------------
+
+
+def _answer(server: SyncPeer, asker: SyncPeer, asker_address: Hashable) -> list[bytes]:
+    """Hand the asker's request to `server`; return the datagrams it answers with."""
+    requests = asker.outgoing()
+    assert [destination for destination, _ in requests] == ["server"]
+    for _, datagram in requests:
+        server.receive(datagram, asker_address, 1.0)
+    answers = server.outgoing()
+    assert {destination for destination, _ in answers} == {asker_address}
+    return [datagram for _, datagram in answers]
+
+
+def _ops_in(datagrams: list[bytes]) -> list[Op]:
+    ops: list[Op] = []
+    for datagram in datagrams:
+        message = decode(datagram, table=TABLE)
+        if isinstance(message, Batch):
+            ops.extend(decode_op(body, signature, table=TABLE) for body, signature in message.ops)
+        else:
+            assert isinstance(message, Op)
+            ops.append(message)
+    return ops
+
+
+def test_a_request_alone_heals_a_gap_with_exactly_the_ops_asked_for() -> None:
+    history = play_history()
+    server = history.peers["host"]
+    asker = SyncPeer(KEYS["sam"], TABLE)
+    joined = 5  # the OPEN and the four JOINs, the spectator Sam's among them
+    for datagram in history.datagrams(joined):
+        asker.receive(datagram, "server", 0.0)
+    asker.outgoing()
+    full = dict(server.vector())
+    assert dict(asker.vector()) != full
+    # One range in the middle of the host's chain: exactly those ops come back.
+    asker.request("server", [(server.me, 2, 3)], 1.0)
+    middle = _ops_in(_answer(server, asker, "sam"))
+    assert [(op.author, op.seq) for op in middle] == [(server.me, 2), (server.me, 3)]
+    # Everything it lacks, in one request: after the answer it holds what the server holds,
+    # though no heartbeat ever went either way.
+    missing = [
+        (author, asker.delivered(author) + 1, seq)
+        for author, seq in sorted(full.items())
+        if seq > asker.delivered(author)
+    ]
+    asker.request("server", missing, 2.0)
+    for datagram in _answer(server, asker, "sam"):
+        asker.receive(datagram, "server", 2.0)
+    assert dict(asker.vector()) == full
+    assert asker.counters.total == 0
+
+
+# --- the per-author cap on ops waiting for their causal past ------------------------------
+
+
+def _future_ops(history_peer: SyncPeer, name: str, count: int) -> list[bytes]:
+    """`count` signed MOVEs of `name` that skip its next op, so none can be delivered."""
+    me = history_peer.me
+    base = history_peer.delivered(me)
+    last = history_peer.logs[me][-1]
+    epoch = 1
+    deps = list(history_peer.deps_for(Kind.MOVE, epoch, "turn"))
+    out = []
+    for k in range(count):
+        seq = base + 2 + k
+        body = op_body(
+            Kind.MOVE, TABLE, me, seq, last.hash, last.lamport + 10 + k, epoch, deps, "turn"
+        )
+        out.append(seal(KEYS[name], body))
+    return out
+
+
+def test_one_author_cannot_fill_more_than_its_own_share_of_pending_ops() -> None:
+    history = play_history()
+    peer = history.peers["sam"]
+    alice, host = history.peers["alice"], history.peers["host"]
+    flood = _future_ops(alice, "alice", MAX_PENDING_PER_AUTHOR + 3)
+    for i, datagram in enumerate(flood):
+        peer.receive(datagram, ("flood", i), 5.0)  # a source each: no rate limit applies
+    # The author's share is full: the last three are dropped, and counted.
+    assert peer.counters[DropReason.RATE_LIMITED] == 3
+    # Another author is not shut out by the first one's flood (far from the global cap).
+    honest = _future_ops(host, "host", 1)
+    peer.receive(honest[0], ("honest", 0), 5.0)
+    assert peer.counters[DropReason.RATE_LIMITED] == 3
+    assert peer.delivered(alice.me) == alice.delivered(alice.me)
+
+
+# --- divergence: equal vectors, unequal state hashes ---------------------------------------
+
+
+def test_equal_vectors_with_unequal_state_hashes_are_reported_as_divergence() -> None:
+    history = play_history()
+    ours, theirs = history.peers["alice"], history.peers["bob"]
+    assert ours.vector() == theirs.vector()
+    for their_hash, diverged in ((b"A" * 16, False), (b"B" * 16, True)):
+        ours.set_state_hash(b"A" * 16)
+        theirs.set_state_hash(their_hash)
+        theirs.tick(10.0 + diverged)
+        for _, datagram in theirs.outgoing():
+            ours.receive(datagram, "bob", 10.0 + diverged)
+        found = [e for e in ours.events() if isinstance(e, DivergenceDetected)]
+        if not diverged:
+            assert found == []
+            continue
+        assert len(found) == 1
+        assert found[0].peer == theirs.me
+        assert (found[0].ours, found[0].theirs) == (b"A" * 16, b"B" * 16)
+        assert found[0].vector == ours.vector()
+
+
+def test_a_table_replica_reports_a_peer_whose_state_diverged() -> None:
+    rules = Rules(seats=2)
+    table = ManualTable(rules, [seed_showing(rules, [], label=f"d{i}") for i in range(2)])
+    table.start_round()
+    table.settle(0.5)
+    assert not any(isinstance(e, Divergence) for events in table.events for e in events)
+    liar = table.players[1]
+    liar.sync.set_state_hash(b"\x00" * 16)  # it folded the same ops into another state
+    table.now += 1.0
+    liar.sync.tick(table.now)
+    table.collect()
+    table.deliver_all()
+    reports = [e for e in table.events[0] if isinstance(e, Divergence)]
+    assert [e.peer for e in reports] == [liar.me]
+
+
+# --- the tie order depends on the players' deals -------------------------------------------
+
+
+def _tie_winner(seeds: list[bytes]) -> int:
+    """Two seats turn their stock at the same Lamport time: which one the order puts first."""
+    rules = Rules(seats=2)
+    table = ManualTable(rules, seeds)
+    table.start_round()
+    clocks = [player.sync.clock for player in table.players]
+    while clocks[0].value != clocks[1].value:  # the same Lamport time on both sides
+        min(clocks, key=lambda c: c.value).tick()
+    for seat in (0, 1):
+        table.players[seat].play(Move(seat, "turn"))
+    table.collect()
+    table.deliver_all()
+    orders = set()
+    for player in table.players:
+        rnd = player.current_round
+        assert rnd is not None
+        moves = [s.move for s in rnd.steps if s.move is not None]
+        assert len(moves) == 2
+        assert moves[0].seat != moves[1].seat
+        assert rnd.steps[1].op.lamport == rnd.steps[2].op.lamport, "an exact tie"
+        orders.add(moves[0].seat)
+    assert len(orders) == 1, "every peer orders the tie alike"
+    return orders.pop()
+
+
+def test_who_wins_an_exact_tie_depends_on_the_deals_not_only_on_the_keys() -> None:
+    # The same two players (ManualTable's keys are fixed), six different pairs of deals.
+    winners = {_tie_winner([bytes([2 * n + 1]) * 32, bytes([2 * n + 2]) * 32]) for n in range(6)}
+    assert winners == {0, 1}
+
+
+# --- expulsion in the lobby ----------------------------------------------------------------
+
+
+def test_a_peer_expelled_in_the_lobby_stays_out_of_the_next_round() -> None:
+    rules = Rules(seats=3)
+    seeds = [seed_showing(rules, [], label=f"x{i}") for i in range(3)]
+    table = ManualTable(rules, seeds)
+    host, _, cheat = table.players
+    table_id = host.sync.table
+    for player in table.players:
+        player.ready()
+    table.collect()
+    table.deliver_all()
+    # The cheat signs two different versions of one lobby op (a second READY, showing the
+    # same cards under two different commitments).
+    deal = deal_seat(rules, 0, seeds[2])
+    shown = [deal.nerts[-1] & 63, *(c & 63 for c in deal.work)]
+    one = cheat.sync.author(Kind.READY, 0, [1, deal_commitment(b"\1" * 32, b"\2" * 16), shown])
+    deps = [list(d) for d in one.lobby_deps]
+    other = [1, deal_commitment(b"\3" * 32, b"\4" * 16), shown]
+    two = op_body(one.kind, table_id, one.author, one.seq, one.prev, one.lamport, 0,
+                  deps, other)  # fmt: skip
+    cheat.outgoing()
+    host.receive(one.datagram(), 2, 0.0)
+    host.receive(seal(cheat.sync.key, two), 2, 0.0)
+    table.collect()
+    table.deliver_all()
+    for events in table.events:
+        assert [(e.author, e.seq) for e in events if isinstance(e, PeerExpelled)] == [
+            (cheat.me, one.seq)
+        ]
+    host.start()  # its earlier READY stands: it is seated, but nothing of it counts
+    table.collect()
+    table.deliver_all()
+    honest = table.players[:2]
+    for seat, player in enumerate(honest):
+        player.play(Move(seat, "stuck"))
+        _settle_without(table, silent=2, seconds=0.0)
+    _settle_without(table, silent=2, seconds=1.0)  # thrown out, the cheat says nothing more
+    for i, player in enumerate(honest):
+        rnd = player.current_round
+        assert rnd is not None
+        assert cheat.me in rnd.seat_of
+        # The expelled peer does not hold stability back: every op of the round is stable.
+        stable = [e for e in table.events[i] if isinstance(e, StableState)]
+        assert stable
+        assert stable[-1].stable_ops == len(rnd.steps) == 3
+        assert stable[-1].state_hash == state_hash(rnd.state)
+
+
+def _settle_without(table: ManualTable, *, silent: int, seconds: float) -> None:
+    """Like `ManualTable.settle`, but one peer sends nothing at all (it hears everything)."""
+    talking = [i for i in range(len(table.players)) if i != silent]
+    end = table.now + seconds
+    while True:
+        queue = []
+        for i in talking:
+            queue += [(i, destination, d) for destination, d in table.players[i].outgoing()]
+        table.players[silent].outgoing()
+        while queue:
+            for sender, destination, datagram in queue:
+                targets = range(len(table.players)) if destination == BROADCAST else [destination]
+                for target in targets:
+                    assert isinstance(target, int)
+                    if target != sender:
+                        table.players[target].receive(datagram, sender, table.now)
+            table.players[silent].outgoing()
+            queue = [
+                (i, destination, d)
+                for i in talking
+                for destination, d in table.players[i].outgoing()
+            ]
+        for i, replica in enumerate(table.players):
+            table.events[i].extend(replica.events())
+        if table.now >= end:
+            return
+        table.now += 0.05
+        for i in talking:
+            table.players[i].tick(table.now)
+
+
+def test_an_equivocated_move_counts_on_no_peer_whichever_version_it_saw() -> None:
+    rules = Rules(seats=3)
+    table = ManualTable(rules, [seed_showing(rules, [], label=f"q{i}") for i in range(3)])
+    table.start_round()
+    cheat = table.players[2]
+    first = cheat.play(Move(2, "turn"))
+    assert isinstance(first, Op)
+    cheat.outgoing()
+    second = op_body(first.kind, first.table, first.author, first.seq, first.prev,
+                     first.lamport, first.epoch, list(first.round_deps), "stuck")  # fmt: skip
+    # Peer 1 folds the second version; peer 0 folds the first, then gets the second too,
+    # and relays both as evidence.
+    table.players[0].receive(first.datagram(), 2, table.now)
+    table.players[1].receive(seal(cheat.sync.key, second), 2, table.now)
+    table.collect(only=[0, 1])
+    table.players[0].receive(seal(cheat.sync.key, second), 2, table.now)
+    table.collect(only=[0, 1])
+    table.deliver_all()
+    table.settle(0.5)
+    hashes = set()
+    for i in (0, 1):
+        assert [(e.author, e.seq) for e in table.events[i] if isinstance(e, PeerExpelled)] == [
+            (cheat.me, first.seq)
+        ]
+        rnd = table.players[i].current_round
+        assert rnd is not None
+        assert not any(s.applied for s in rnd.steps if s.op.author == cheat.me)
+        assert rnd.state.seats[2].waste == ()
+        assert not rnd.state.seats[2].stuck
+        hashes.add(state_hash(rnd.state))
+    assert len(hashes) == 1
+
+
+# --- stability and what is announced -------------------------------------------------------
+
+
+def _stable_events(table: ManualTable, i: int) -> list[tuple[int, int, str]]:
+    return [
+        (e.round, e.stable_ops, e.state_hash) for e in table.events[i] if isinstance(e, StableState)
+    ]
+
+
+def test_stability_waits_for_every_player_and_the_final_state_is_announced_stable() -> None:
+    rules = Rules(seats=2)
+    table = ManualTable(rules, [seed_showing(rules, [], label=f"s{i}") for i in range(2)])
+    table.start_round()
+    table.players[0].play(Move(0, "turn"))
+    table.collect()
+    table.deliver_all()
+    # Seat 1 has not been heard from since the move: nothing after it can be stable yet.
+    for i in (0, 1):
+        assert all(ops < 2 for _, ops, _ in _stable_events(table, i))
+    table.settle(0.5)  # heartbeats: both promise their next op comes later
+    for i, player in enumerate(table.players):
+        rnd = player.current_round
+        assert rnd is not None
+        assert _stable_events(table, i)[-1] == (1, 2, state_hash(rnd.states[2]))
+    # Stuck, stuck, all rotate; stuck, stuck: a stalemate. Then reveals, audit, final.
+    for _ in range(2):
+        for seat in (0, 1):
+            table.players[seat].play(Move(seat, "stuck"))
+            table.collect()
+            table.deliver_all()
+    table.settle(2.0)
+    for i, player in enumerate(table.players):
+        rnd = player.current_round
+        assert rnd is not None
+        assert rnd.state.ended_by == "stalemate"
+        announced = _stable_events(table, i)
+        counts = [ops for _, ops, _ in announced]
+        assert counts == sorted(set(counts)), "announced once each, growing"
+        for number, ops, announced_hash in announced:
+            assert number == 1
+            assert announced_hash == state_hash(rnd.states[ops])
+        # The last announcement is the whole round, reveals included: the final state.
+        assert announced[-1][1] == len(rnd.steps)
+        assert announced[-1][2] == state_hash(rnd.state)
+        assert [e for e in table.events[i] if isinstance(e, RoundFinal)]
+
+
+# --- a late op that sorts before the round's end -------------------------------------------
+
+
+def test_a_late_op_sorting_before_the_nerts_call_rolls_the_round_back_across_its_end() -> None:
+    rules = Rules(seats=2, nerts_size=1)
+    seeds = [
+        seed_showing(rules, [], nerts_top="AS", label="caller"),
+        seed_showing(rules, [], label="other"),
+    ]
+    table = ManualTable(rules, seeds)
+    table.start_round()
+    caller, other = table.players
+    held: dict[int, list[bytes]] = {0: [], 1: []}
+
+    def hold(i: int) -> None:
+        held[i] += [datagram for _, datagram in table.players[i].outgoing()]
+
+    def deliver(i: int) -> None:
+        for datagram in held[i]:
+            table.players[1 - i].receive(datagram, i, table.now)
+        held[i] = []
+
+    early = other.play(Move(1, "turn"))  # stamped early, delivered last
+    hold(1)
+    for _ in range(3):
+        caller.sync.clock.tick()
+    rnd = caller.current_round
+    assert rnd is not None
+    caller.play(Move(0, "play", rnd.state.seats[0].nerts_up[-1], FROM_NERTS, "f", NEW_FOUNDATION))
+    hold(0)
+    deliver(0)  # the other seat sees the ace, not yet the call
+    for _ in range(5):
+        other.sync.clock.tick()
+    in_the_air = other.play(Move(1, "turn"))  # stamped after the call, not having seen it
+    hold(1)
+    call = caller.play(Move(0, "nerts"))
+    assert isinstance(call, Op)
+    assert isinstance(early, Op)
+    assert isinstance(in_the_air, Op)
+    assert early.lamport < call.lamport < in_the_air.lamport
+    hold(0)
+    deliver(0)
+    deliver(1)  # the caller now folds the early turn before its ace and its call
+    table.collect()
+    table.deliver_all()
+    table.settle(2.0)
+    results = set()
+    for i, player in enumerate(table.players):
+        r = player.current_round
+        assert r is not None
+        steps = {s.op.hash: s for s in r.steps}
+        assert steps[early.hash].applied
+        assert steps[early.hash].in_the_air is False
+        assert steps[in_the_air.hash].applied
+        assert steps[in_the_air.hash].in_the_air is True
+        assert r.state.ended_by == "nerts"
+        assert r.state.called_by == 0
+        assert len(r.state.seats[1].waste) == 6, "both turns counted"
+        ended = [e for e in table.events[i] if isinstance(e, RoundEnded)]
+        assert [(e.ended_by, e.called_by) for e in ended] == [("nerts", 0)]
+        finals = [e for e in table.events[i] if isinstance(e, RoundFinal)]
+        assert len(finals) == 1
+        results.add((state_hash(r.state), finals[0].scores))
+    assert len(results) == 1

@@ -1,0 +1,205 @@
+"""The mutation-testing command (`tools/mutate.py`) on a small planted project.
+
+A weak suite lets a boundary mutant survive, a strong one kills it, an infinite loop is
+killed by the timeout, and the project's own files are never left mutated.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import random
+import sys
+from pathlib import Path
+
+import pytest
+
+from tools import mutants, mutate
+
+LIBRARY = '''"""A planted module."""
+
+
+def is_adult(age: int) -> bool:
+    return age >= 18
+
+
+def spin(n: int) -> int:
+    i = 0
+    while i < n:
+        i += 1
+    return i
+'''
+
+WEAK = """from calc.lib import is_adult, spin
+
+
+def test_is_adult() -> None:
+    assert is_adult(30)
+    assert not is_adult(5)
+    assert spin(3) == 3
+"""
+
+STRONG = (
+    WEAK
+    + """
+
+def test_the_boundary() -> None:
+    assert is_adult(18)
+    assert not is_adult(17)
+"""
+)
+
+EVERY_OPERATOR = '''"""Docstring: never mutated."""
+LIMIT: int = 3
+
+
+def f(xs: list[int], flag: bool) -> int:
+    """Neither is this."""
+    total = 0
+    for x in xs:
+        if x > LIMIT and not flag:
+            total += x * 2
+        elif x in (1, 2) or flag is True:
+            continue
+    print(f"total {total + 1}")
+    return total - 1
+'''
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    (root / "calc").mkdir(parents=True)
+    (root / "calc" / "__init__.py").write_text("")
+    (root / "calc" / "lib.py").write_text(LIBRARY)
+    for name, text in (("weak", WEAK), ("strong", STRONG)):
+        (root / name).mkdir()
+        (root / name / f"test_{name}.py").write_text(text)
+    # Like the project's own: a warning fails the run (so the runner must not cause one).
+    (root / "pyproject.toml").write_text('[tool.pytest.ini_options]\nfilterwarnings = ["error"]\n')
+    return root
+
+
+def test_every_operator_makes_valid_distinct_mutants() -> None:
+    made = mutants.generate_mutants(EVERY_OPERATOR, "m.py")
+    operators = {m.operator for m in made}
+    assert operators == {
+        "compare",
+        "boolean",
+        "arithmetic",
+        "constant",
+        "negation",
+        "condition",
+        "return",
+        "delete",
+    }
+    original = ast.unparse(ast.parse(EVERY_OPERATOR))
+    texts = set()
+    for m in made:
+        text = mutants.mutate_source(EVERY_OPERATOR, m)
+        compile(text, "m.py", "exec")
+        assert text != original
+        texts.add(text)
+        assert m.original == EVERY_OPERATOR.splitlines()[m.line - 1].strip()
+        # Docstrings, f-strings (the words of messages) and annotations are left alone.
+        assert "Docstring: never mutated." in text
+        assert "Neither is this." in text
+        assert "{total - 1}" not in text
+        assert "{total + 2}" not in text
+        assert "xs: list[int]" in text
+    assert len(texts) == len(made), "two mutants make the same code"
+    descriptions = {(m.line, m.description) for m in made}
+    assert (9, "> -> >=") in descriptions
+    assert (9, "and -> or") in descriptions
+    assert (9, "drop `not`") in descriptions
+    assert (10, "* -> //") in descriptions
+    assert (10, "+ -> -") in descriptions
+    assert (11, "in -> not in") in descriptions
+    assert (14, "return None instead") in descriptions
+    assert (12, "statement deleted") in descriptions  # `continue`
+    # A module statement is not deleted (that only breaks the import); its value is mutated.
+    assert {m.description for m in made if m.line == 2} == {"3 -> 4", "3 -> 2"}
+
+
+def test_a_sample_is_reproducible_and_of_the_asked_size() -> None:
+    first = mutants.generate_mutants(EVERY_OPERATOR, "m.py", sample=5, rng=random.Random(3))
+    again = mutants.generate_mutants(EVERY_OPERATOR, "m.py", sample=5, rng=random.Random(3))
+    assert first == again
+    assert len(first) == 5
+
+
+def _boundary_mutant() -> mutants.Mutant:
+    (mutant,) = [
+        m for m in mutants.generate_mutants(LIBRARY, "calc/lib.py") if m.description == ">= -> >"
+    ]
+    return mutant
+
+
+def test_a_weak_suite_lets_the_boundary_mutant_survive_and_a_strong_one_kills_it(
+    project: Path, tmp_path: Path
+) -> None:
+    tree = mutate._copy_tree(project, tmp_path / "scratch")
+    mutant = _boundary_mutant()
+    with mutate.Runner(tree, sys.executable) as runner:
+        for suite, outcome in (("weak", "survived"), ("strong", "killed")):
+            report = mutate.run_module(
+                runner, "calc/lib.py", [suite], [mutant], timeout=60, equivalent=set()
+            )
+            assert [r.outcome for r in report.results] == [outcome]
+    assert (tree / "calc" / "lib.py").read_text() == LIBRARY  # the copy is restored too
+
+
+def test_a_mutant_that_loops_forever_is_killed_by_the_timeout(
+    project: Path, tmp_path: Path
+) -> None:
+    tree = mutate._copy_tree(project, tmp_path / "scratch")
+    (loop,) = [
+        m
+        for m in mutants.generate_mutants(LIBRARY, "calc/lib.py")
+        if m.original == "i += 1" and m.operator == "arithmetic"
+    ]
+    with mutate.Runner(tree, sys.executable) as runner:
+        report = mutate.run_module(
+            runner, "calc/lib.py", ["weak"], [loop], timeout=3, equivalent=set()
+        )
+    assert [r.outcome for r in report.results] == ["timeout"]
+    assert report.killed == 1
+
+
+def test_the_command_reports_survivors_and_never_mutates_the_project(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["--root", str(project), "--module", "calc/lib.py", "--tests", "weak", "--json"]
+    # Seed 8 samples two mutants: `age >= 18` -> `age > 18`, which the weak suite lets
+    # survive, and `i += 1` -> `i += 2`, which it kills.
+    code = mutate.main([*args, "--sample", "2", "--seed", "8"])
+    out = json.loads(capsys.readouterr().out)
+    (module,) = out["modules"]
+    assert (module["mutants"], module["killed"], module["score"]) == (2, 1, 50.0)
+    assert [(s["line"], s["description"], s["original"]) for s in module["survivors"]] == [
+        (5, ">= -> >", "return age >= 18")
+    ]
+    assert code == 1  # under the 95% bar
+    assert mutate.main([*args, "--sample", "2", "--seed", "8", "--fail-under", "50"]) == 0
+    assert (project / "calc" / "lib.py").read_text() == LIBRARY
+
+
+def test_bad_usage_exits_2(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = ["--root", str(project)]
+    assert mutate.main([*root, "--module", "calc/nothing.py", "--tests", "weak"]) == 2
+    assert "no such module" in capsys.readouterr().err
+    assert mutate.main([*root, "--module", "calc/lib.py"]) == 2
+    assert "has no test subset" in capsys.readouterr().err
+    assert mutate.main([*root, "--module", "calc/lib.py", "--tests", "nope"]) == 2
+    assert mutate.main([*root, "--module", "calc/lib.py", "--tests", "weak", "--sample", "0"]) == 2
+    assert mutate.main(["--bogus"]) == 2
+    capsys.readouterr()
+    assert mutate.main([*root, "--module", "calc/lib.py", "--tests", "weak", "--list"]) == 0
+    assert "calc/lib.py:5: [compare] >= -> >: return age >= 18" in capsys.readouterr().out
+
+
+def test_every_core_module_has_an_existing_test_subset() -> None:
+    for module, tests in mutate.TEST_SUBSETS.items():
+        assert (mutate.ROOT / module).is_file(), module
+        for test in tests:
+            assert (mutate.ROOT / test.split("::")[0]).is_file(), test

@@ -1,0 +1,485 @@
+"""Mutation testing of the core: does the suite notice when the code is subtly wrong?
+
+    .venv/bin/python -m tools.mutate [--module nerts_p2p/game/engine.py ...] [--sample N]
+                                     [--seed S] [--timeout SECONDS] [--fail-under PCT] [--json]
+
+Each mutant is one small change to one core module (a comparison, boolean or arithmetic
+operator swapped, a constant off by one, a condition negated, a returned value replaced, a
+statement deleted). The module's own test subset (`TEST_SUBSETS`) runs against it with `-x`;
+the mutant is *killed* if a test fails (or errors, or runs past the per-mutant timeout: an
+infinite loop is caught that way) and *survives* if every test passes.
+
+Mutants (`tools/mutants.py`) are written into a temporary copy of the source tree, never
+into the worktree, so an interrupted campaign (Ctrl-C included) leaves nothing mutated
+behind. The copy is imported
+ahead of the editable install (`PYTHONPATH`), and the campaign checks that before starting.
+Test runs are forked from one process that has pytest loaded (`tools/mutation_worker.py`).
+
+Survivors that cannot change behaviour (equivalent mutants) are listed with the reason in
+`tools/mutation_equivalent.txt`; the kill rate is reported both raw and over the
+non-equivalent mutants. Exit codes: 0 every module reaches `--fail-under` (over its
+non-equivalent mutants), 1 some module does not or the unmutated tests fail, 2 bad usage.
+This is a campaign, not part of `make test` (docs/MUTATION.md has the figures).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+from tools.mutants import Mutant, generate_mutants, mutate_source, mutation_points
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: Each core module and the narrowest test subset that should kill its mutants.
+TEST_SUBSETS: dict[str, tuple[str, ...]] = {
+    "nerts_p2p/game/engine.py": (
+        "tests/engine/test_rules_scenarios.py",
+        "tests/engine/test_completeness.py",
+        "tests/engine/test_properties.py",
+    ),
+    "nerts_p2p/game/legal.py": (
+        "tests/engine/test_completeness.py",
+        "tests/engine/test_properties.py",
+    ),
+    "nerts_p2p/game/scoring.py": (
+        "tests/engine/test_scoring_boundaries.py",
+        "tests/engine/test_rules_scenarios.py",
+        "tests/engine/test_simulation.py",
+    ),
+    "nerts_p2p/table/replica.py": (
+        "tests/replication/test_pinned_behaviours.py",
+        "tests/replication/test_round_end.py",
+        "tests/replication/test_races.py",
+        "tests/replication/test_order.py",
+        "tests/replication/test_partnerships.py",
+        "tests/replication/test_hostile_table.py",
+    ),
+    "protocol/order.py": (
+        "tests/replication/test_pinned_behaviours.py",
+        "tests/replication/test_order.py",
+        "tests/replication/test_hostile_table.py::test_a_host_who_sits_a_round_out_can_still_start_it",
+        "tests/protocol/test_sync_rules.py",
+        "tests/replication/test_races.py",
+    ),
+    "protocol/sync.py": (
+        "tests/protocol/test_sync_rules.py",
+        "tests/replication/test_pinned_behaviours.py",
+        "tests/protocol/test_hostile.py",
+        "tests/replication/test_order.py",
+    ),
+    "protocol/schema.py": (
+        "tests/protocol/test_schema.py",
+        "tests/protocol/test_hostile.py",
+    ),
+}
+
+EQUIVALENT_FILE = Path(__file__).resolve().parent / "mutation_equivalent.txt"
+
+#: Runs of the subset with the unmutated code: the per-mutant timeout defaults to this
+#: many times the slowest of them (plus a margin for a loaded host).
+TIMEOUT_FACTOR = 4.0
+TIMEOUT_MARGIN = 10.0
+
+
+# --- running them -------------------------------------------------------------------------
+
+
+@dataclass
+class MutantResult:
+    mutant: Mutant
+    outcome: str  # "killed", "timeout" (counts as killed) or "survived"
+    equivalent: bool = False
+
+    @property
+    def killed(self) -> bool:
+        return self.outcome != "survived"
+
+
+@dataclass
+class ModuleReport:
+    module: str
+    tests: tuple[str, ...]
+    candidates: int
+    results: list[MutantResult] = field(default_factory=list)
+
+    @property
+    def killed(self) -> int:
+        return sum(r.killed for r in self.results)
+
+    @property
+    def equivalent(self) -> int:
+        return sum(r.equivalent for r in self.results)
+
+    @property
+    def score(self) -> float:
+        """Killed over non-equivalent mutants, in percent (100 when there are none)."""
+        counted = len(self.results) - self.equivalent
+        return 100.0 if counted == 0 else 100.0 * self.killed / counted
+
+    @property
+    def raw_score(self) -> float:
+        return 100.0 if not self.results else 100.0 * self.killed / len(self.results)
+
+
+class CampaignError(Exception):
+    """The campaign cannot run (the unmutated tests fail, the copy is not imported...)."""
+
+
+def load_equivalent(path: Path = EQUIVALENT_FILE) -> set[str]:
+    """Mutant keys known to be equivalent: `module | original line | mutation  # why`."""
+    if not path.exists():
+        return set()
+    keys = set()
+    for raw in path.read_text().splitlines():
+        line = raw.split("  #", 1)[0].strip()
+        if line and not line.startswith("#"):
+            keys.add(" | ".join(part.strip() for part in line.split("|")))
+    return keys
+
+
+def _copy_tree(root: Path, into: Path) -> Path:
+    target = into / "tree"
+    ignore = shutil.ignore_patterns(
+        ".venv", ".git", "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache",
+        ".hypothesis", "*.egg-info",
+    )  # fmt: skip
+    shutil.copytree(root, target, ignore=ignore)
+    return target
+
+
+def _environment(tree: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(tree) + os.pathsep + env.get("PYTHONPATH", "")
+    # Mutant and original can share a size and an mtime second: no stale bytecode.
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env.setdefault("HYPOTHESIS_PROFILE", "project")
+    return env
+
+
+class Runner:
+    """Runs test subsets in the copy at `tree` through one fork server (`mutation_worker`)."""
+
+    def __init__(self, tree: Path, python: str) -> None:
+        self.tree = tree
+        self.process = subprocess.Popen(
+            [python, str(Path(__file__).resolve().parent / "mutation_worker.py"), str(tree)],
+            cwd=tree,
+            env=_environment(tree),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+
+    def run(self, tests: Sequence[str], timeout: float) -> str:
+        """One of "passed", "failed" or "timeout" (the run was killed)."""
+        return self._ask({"tests": list(tests), "timeout": timeout})
+
+    def check_imported(self, module: str) -> None:
+        """Fail unless a test run imports the copy's `module`, not the worktree's."""
+        name = module.removesuffix(".py").replace("/", ".")
+        if self._ask({"module": name, "timeout": 120.0}) != "passed":
+            raise CampaignError(f"a test run would not import the copy of {module}")
+
+    def _ask(self, request: dict[str, object]) -> str:
+        assert self.process.stdin is not None
+        assert self.process.stdout is not None
+        self.process.stdin.write(json.dumps(request) + "\n")
+        self.process.stdin.flush()
+        answer = self.process.stdout.readline()
+        if not answer:
+            raise CampaignError("the test runner stopped unexpectedly")
+        return str(json.loads(answer)["outcome"])
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()  # it kills a test run still going
+        self.process.wait()
+        for pipe in (self.process.stdin, self.process.stdout):
+            if pipe is not None:
+                pipe.close()
+
+    def __enter__(self) -> Runner:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+
+def run_module(
+    runner: Runner,
+    module: str,
+    tests: Sequence[str],
+    mutants: Sequence[Mutant],
+    *,
+    timeout: float | None,
+    equivalent: set[str],
+    progress: Callable[[int, int, int], None] = lambda _done, _total, _killed: None,
+) -> ModuleReport:
+    """Each mutant of `module` against `tests`, in the copy at `tree` (restored after)."""
+    path = runner.tree / module
+    original = path.read_text()
+    report = ModuleReport(module, tuple(tests), len(mutants))
+    started = time.monotonic()
+    if runner.run(tests, 3600.0) != "passed":
+        raise CampaignError(f"the tests of {module} fail without any mutant: {' '.join(tests)}")
+    baseline = time.monotonic() - started
+    limit = timeout if timeout is not None else TIMEOUT_FACTOR * baseline + TIMEOUT_MARGIN
+    try:
+        for done, mutant in enumerate(mutants, 1):
+            path.write_text(mutate_source(original, mutant))
+            outcome = runner.run(tests, limit)
+            result = MutantResult(
+                mutant,
+                {"passed": "survived", "failed": "killed", "timeout": "timeout"}[outcome],
+                equivalent=outcome == "passed" and mutant.key in equivalent,
+            )
+            report.results.append(result)
+            progress(done, len(mutants), report.killed)
+    finally:
+        path.write_text(original)
+    return report
+
+
+# --- output -------------------------------------------------------------------------------
+
+
+def _bar(done: int, total: int, width: int = 30) -> str:
+    filled = width * done // max(total, 1)
+    return "[" + "#" * filled + "." * (width - filled) + "]"
+
+
+def _progress_printer(module: str, stream: TextIO) -> Callable[[int, int, int], None]:
+    interactive = stream.isatty()
+
+    def show(done: int, total: int, killed: int) -> None:
+        text = f"{module} {_bar(done, total)} {done}/{total} mutants, {killed} killed"
+        if interactive:
+            stream.write("\r" + text + ("\n" if done == total else ""))
+        elif done == total or done % 10 == 0:
+            stream.write(text + "\n")
+        stream.flush()
+
+    return show
+
+
+def report_text(reports: Sequence[ModuleReport], seed: int) -> str:
+    out = [f"mutation campaign, seed {seed}"]
+    out.append(f"{'module':34} {'mutants':>7} {'killed':>6} {'equiv':>5} {'score':>7} {'raw':>7}")
+    for r in reports:
+        out.append(
+            f"{r.module:34} {len(r.results):>7} {r.killed:>6} {r.equivalent:>5} "
+            f"{r.score:>6.1f}% {r.raw_score:>6.1f}%"
+        )
+    survivors = [res for r in reports for res in r.results if not res.killed]
+    if survivors:
+        out.append("")
+        out.append("surviving mutants (score counts those not marked equivalent):")
+        for res in survivors:
+            m = res.mutant
+            mark = " [equivalent]" if res.equivalent else ""
+            out.append(f"  {m.module}:{m.line}: {m.description}{mark}")
+            out.append(f"      {m.original}")
+    return "\n".join(out)
+
+
+def report_json(reports: Sequence[ModuleReport], seed: int) -> str:
+    return json.dumps(
+        {
+            "seed": seed,
+            "modules": [
+                {
+                    "module": r.module,
+                    "tests": list(r.tests),
+                    "candidates": r.candidates,
+                    "mutants": len(r.results),
+                    "killed": r.killed,
+                    "equivalent": r.equivalent,
+                    "score": round(r.score, 1),
+                    "raw_score": round(r.raw_score, 1),
+                    "survivors": [
+                        {**asdict(res.mutant), "equivalent": res.equivalent}
+                        for res in r.results
+                        if not res.killed
+                    ],
+                }
+                for r in reports
+            ],
+        },
+        indent=2,
+    )
+
+
+# --- the command --------------------------------------------------------------------------
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.mutate",
+        description="Mutation testing of the core modules against their test subsets.",
+    )
+    parser.add_argument(
+        "--module",
+        action="append",
+        metavar="PATH",
+        help="a core module (repeatable; default: all of them): " + ", ".join(TEST_SUBSETS),
+    )
+    parser.add_argument(
+        "--tests",
+        action="append",
+        metavar="PATH",
+        help="run these tests instead of the module's subset (repeatable)",
+    )
+    parser.add_argument("--sample", type=int, metavar="N", help="at most N mutants per module")
+    parser.add_argument("--seed", type=int, default=1, help="which sample (default 1)")
+    parser.add_argument(
+        "--timeout", type=float, metavar="SECONDS", help="per mutant (default: from a clean run)"
+    )
+    parser.add_argument(
+        "--fail-under",
+        type=float,
+        default=95.0,
+        metavar="PCT",
+        help="exit 1 if a module kills fewer of its non-equivalent mutants (default 95)",
+    )
+    parser.add_argument("--list", action="store_true", help="list the mutants, run nothing")
+    parser.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    parser.add_argument("--root", type=Path, default=ROOT, help=argparse.SUPPRESS)
+    return parser
+
+
+def _usage_error(parser: argparse.ArgumentParser, message: str) -> int:
+    parser.print_usage(sys.stderr)
+    print(f"{parser.prog}: error: {message}", file=sys.stderr)
+    return 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:
+        return 0 if exit_.code == 0 else 2
+    root: Path = args.root.resolve()
+    modules: list[str] = args.module or list(TEST_SUBSETS)
+    for module in modules:
+        if not (root / module).is_file():
+            return _usage_error(parser, f"no such module: {module}")
+        if module not in TEST_SUBSETS and not args.tests:
+            return _usage_error(parser, f"{module} has no test subset: name its tests with --tests")
+    for test in args.tests or ():
+        if not (root / test.split("::")[0]).exists():
+            return _usage_error(parser, f"no such test path: {test}")
+    if args.sample is not None and args.sample < 1:
+        return _usage_error(parser, "--sample must be at least 1")
+    if args.timeout is not None and args.timeout <= 0:
+        return _usage_error(parser, "--timeout must be positive")
+
+    chosen: dict[str, list[Mutant]] = {}
+    candidates: dict[str, int] = {}
+    for module in modules:
+        source = (root / module).read_text()
+        try:
+            candidates[module] = len(mutation_points(source, module))
+        except SyntaxError as error:
+            return _usage_error(parser, f"{module} is not valid Python: {error}")
+        # One generator per module: a module's sample does not depend on the others chosen.
+        rng = random.Random(f"{args.seed}/{module}")
+        chosen[module] = generate_mutants(source, module, sample=args.sample, rng=rng)
+
+    if args.list:
+        try:
+            _print_list(chosen, as_json=args.json)
+        except BrokenPipeError:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    # A campaign stopped by `kill` cleans up like one stopped by Ctrl-C.
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        reports = _campaign(root, modules, chosen, candidates, args)
+        print(report_json(reports, args.seed) if args.json else report_text(reports, args.seed))
+        sys.stdout.flush()
+    except CampaignError as error:
+        print(f"mutation campaign failed: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("\ninterrupted: the worktree was never mutated", file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        # `| head -1`: the reader left; say nothing more.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    return 0 if all(r.score >= args.fail_under for r in reports) else 1
+
+
+def _interrupt(_signal: int, _frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _print_list(chosen: dict[str, list[Mutant]], *, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps({m: [asdict(x) for x in ms] for m, ms in chosen.items()}, indent=2))
+        return
+    for mutants in chosen.values():
+        for m in mutants:
+            print(f"{m.module}:{m.line}: [{m.operator}] {m.description}: {m.original}")
+
+
+def _campaign(
+    root: Path,
+    modules: Sequence[str],
+    chosen: dict[str, list[Mutant]],
+    candidates: dict[str, int],
+    args: argparse.Namespace,
+) -> list[ModuleReport]:
+    python = sys.executable
+    equivalent = load_equivalent()
+    with tempfile.TemporaryDirectory(prefix="nerts-mutate-") as scratch:
+        tree = _copy_tree(root, Path(scratch))
+        with Runner(tree, python) as runner:
+            reports = _run_modules(runner, modules, chosen, candidates, args, equivalent)
+    return reports
+
+
+def _run_modules(
+    runner: Runner,
+    modules: Sequence[str],
+    chosen: dict[str, list[Mutant]],
+    candidates: dict[str, int],
+    args: argparse.Namespace,
+    equivalent: set[str],
+) -> list[ModuleReport]:
+    reports = []
+    for module in modules:
+        runner.check_imported(module)
+        tests = tuple(args.tests) if args.tests else TEST_SUBSETS[module]
+        report = run_module(
+            runner,
+            module,
+            tests,
+            chosen[module],
+            timeout=args.timeout,
+            equivalent=equivalent,
+            progress=_progress_printer(module, sys.stderr),
+        )
+        report.candidates = candidates[module]
+        reports.append(report)
+    return reports
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -51,6 +51,7 @@ class CampaignReport:
     cases: dict[str, int] = field(default_factory=dict)
     datagrams: int = 0
     mutate_wall: float = 0.0
+    mutate_cpu: float = 0.0
     drops: dict[str, int] = field(default_factory=dict)
     by_mutator: dict[str, int] = field(default_factory=dict)
     crashes: int = 0
@@ -69,6 +70,9 @@ class CampaignReport:
             "mutate": {
                 "datagrams": self.datagrams,
                 "datagrams_per_second": self.rate(),
+                "datagrams_per_cpu_second": round(self.datagrams / self.mutate_cpu, 1)
+                if self.mutate_cpu
+                else 0.0,
                 "by_mutator": self.by_mutator,
                 "target_drops": self.drops,
                 "crashes": self.crashes,
@@ -195,6 +199,7 @@ def _mutate(
         run = run_mutate(case)
         report.datagrams += len(run.injected)
         report.mutate_wall += run.wall_seconds
+        report.mutate_cpu += run.cpu_seconds
         for reason, value in run.target_drops.items():
             report.drops[reason] = report.drops.get(reason, 0) + value
         for name, value in run.by_mutator.items():

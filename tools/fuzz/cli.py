@@ -144,7 +144,8 @@ def _print_report(report: CampaignReport, options: CampaignOptions, *, as_json: 
     print(f"cases: {report.cases}")
     if "mutate" in options.modes:
         print(
-            f"mutate: {report.datagrams} datagrams, {report.rate():,.0f} per second; "
+            f"mutate: {report.datagrams} datagrams, {report.rate():,.0f} per second "
+            f"({report.to_json()['mutate']['datagrams_per_cpu_second']:,.0f} per CPU second); "
             f"crashes {report.crashes}, hangs {report.hangs}, divergences {report.divergences}; "
             f"honest p99 move latency {p99(report.latency)}s "
             f"(without the campaign {p99(report.latency_baseline)}s)"

@@ -81,6 +81,7 @@ class MutateRun:
     injected: list[tuple[float, str, str]] = field(default_factory=list)
     by_mutator: dict[str, int] = field(default_factory=dict)
     wall_seconds: float = 0.0
+    cpu_seconds: float = 0.0  # the whole table's, honest peers included
     max_amplification: int = 0
     trigger: tuple[float, str, str] | None = None
 
@@ -156,11 +157,12 @@ def run_mutate(case: MutateCase) -> MutateRun:
             run.injected.append((at, source, hexed))
     else:
         _schedule_campaign(case, table, run, mutator, corpus, rng, current)
-    began = time.perf_counter()
+    began, cpu = time.perf_counter(), time.process_time()
     last = max((at for at, _, _ in case.injections or []), default=0.0)
     campaign_end = max(last, INJECT_FROM + case.count / case.rate)
     table.run(until=campaign_end + 90.0, at_least=campaign_end)
     run.wall_seconds = time.perf_counter() - began
+    run.cpu_seconds = time.process_time() - cpu
     check(table)
     return run
 

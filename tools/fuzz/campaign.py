@@ -14,8 +14,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
 
+from tools.fuzz.adversaries import ADVERSARIES
 from tools.fuzz.findings import Finding
-from tools.fuzz.hostile import ADVERSARIES, HostileResult, hostile_finding, run_adversary
+from tools.fuzz.hostile import HostileResult, hostile_finding, run_adversary
 from tools.fuzz.link import LinkCase, deal_fingerprint, link_finding, run_link
 from tools.fuzz.mutate_run import ORDER_ATTACKS, MutateCase, mutate_finding, run_mutate
 from tools.fuzz.schedule import DEFAULT_KINDS, Schedule, ScheduleShape, generate

@@ -11,9 +11,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from tools.fuzz.adversaries import ADVERSARIES
 from tools.fuzz.campaign import MODES, CampaignOptions, CampaignReport, p99, run_campaign
 from tools.fuzz.findings import load_case
-from tools.fuzz.hostile import ADVERSARIES
 from tools.fuzz.mutate_run import ORDER_ATTACKS
 from tools.fuzz.planted import PLANTED
 from tools.fuzz.schedule import kinds_from_text

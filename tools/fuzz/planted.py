@@ -27,7 +27,8 @@ from protocol.signing import SigningKeyPair
 from protocol.sync import OpDelivered, SyncPeer
 
 if TYPE_CHECKING:
-    from tools.fuzz.table import FuzzTable, ReplicaFactory, TableConfig
+    from tools.fuzz.peers import ReplicaFactory
+    from tools.fuzz.table import FuzzTable, TableConfig
 
 PLANTED: Final = ("bad-signature", "arrival-order", "seq-reuse")
 
@@ -66,7 +67,7 @@ def planted_factory(config: TableConfig) -> ReplicaFactory | None:
         return None
     if config.planted not in PLANTED:
         raise ValueError(f"unknown planted bug {config.planted!r}; known: {', '.join(PLANTED)}")
-    from tools.fuzz.table import default_factory
+    from tools.fuzz.peers import default_factory
 
     def factory(
         table: FuzzTable, index: int, key: SigningKeyPair, role: int, restarted: bool

@@ -21,155 +21,28 @@ import random
 import time
 import traceback
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass, field
 from typing import Any
 
 from nerts_p2p.game.bots import BotPlayer, level_named
 from nerts_p2p.game.errors import Rejection
 from nerts_p2p.game.moves import move_text
 from nerts_p2p.game.position import state_hash
-from nerts_p2p.game.rules import Rules
-from nerts_p2p.game.state import GameState
-from nerts_p2p.table.replica import (
-    Divergence,
-    GameEvent,
-    PeerExpelled,
-    ProtocolViolation,
-    RaceLost,
-    RoundEnded,
-    RoundFinal,
-    RoundStarted,
-    TableReplica,
-)
-from protocol.errors import RemoteProtocolError
-from protocol.messages import PLAYER, SPECTATOR, Heartbeat, Op, decode
+from protocol.messages import PLAYER, SPECTATOR, Op
 from protocol.signing import SigningKeyPair
 from protocol.sync import BROADCAST
-from tools.fuzz.invariants import conservation_problems, score_problems
+from tools.fuzz.peers import (
+    HISTORY_LIMIT,
+    SOCKET_BUFFER,
+    LinkStats,
+    Peer,
+    Problem,
+    ReplicaFactory,
+    Store,
+    TableConfig,
+    default_factory,
+)
 from tools.fuzz.schedule import Fault, Schedule
-from tools.mesh import seeded_bytes
-
-SOCKET_BUFFER = 512  # datagrams a paused peer's socket holds before the kernel drops more
-HISTORY_LIMIT = 50_000  # records kept (the oldest go first)
-
-
-@dataclass(frozen=True)
-class TableConfig:
-    """What the table is: who sits at it and which rules it plays. `seed` fixes the keys,
-    the deals and the bots' choices; the schedule's seed fixes the link."""
-
-    players: int = 3
-    spectators: int = 0
-    nerts_size: int = 6
-    rounds: int = 1
-    level: str = "casual"
-    heartbeat: float = 0.075
-    seed: int = 0
-    #: A deliberately broken peer (tests prove the fuzzer finds each): see `planted.py`.
-    planted: str = ""
-    planted_peer: int = 1
-
-    def rules(self) -> Rules:
-        return Rules(seats=self.players, nerts_size=self.nerts_size)
-
-    def to_json(self) -> dict[str, Any]:
-        return dict(self.__dict__)
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> TableConfig:
-        known = set(cls.__dataclass_fields__)
-        unknown = set(data) - known
-        if unknown:
-            raise ValueError(f"unknown table setting(s): {', '.join(sorted(unknown))}")
-        return cls(**data)
-
-
-@dataclass(frozen=True)
-class Problem:
-    """Something the fuzzer saw that must not happen."""
-
-    kind: str  # crash, invariant, score, divergence, expelled, cheater, seq_reuse, ...
-    peer: int | None
-    time: float
-    detail: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "peer": self.peer, "time": self.time, "detail": self.detail}
-
-
-@dataclass
-class Store:
-    """What a peer persists before sending (DESIGN.md section 4): its own ops, its deal
-    seeds and its Lamport time. A restart from the store loses nothing."""
-
-    ops: list[bytes] = field(default_factory=list)
-    secrets: dict[int, tuple[bytes, bytes]] = field(default_factory=dict)
-    lamport: int = 0
-
-
-@dataclass
-class Peer:
-    index: int
-    key: SigningKeyPair
-    role: int
-    replica: TableReplica
-    bot: BotPlayer | None
-    honest: bool = True
-    alive: bool = True
-    paused: bool = False
-    #: After a restart: authors nothing until the table has shown it its own chain.
-    recovering: bool = False
-    restarts: int = 0
-    buffer: list[tuple[Hashable, bytes]] = field(default_factory=list)
-    store: Store = field(default_factory=Store)
-    authored: dict[int, bytes] = field(default_factory=dict)  # seq -> body it signed
-    checked: list[GameState] = field(default_factory=list)
-    last_totals: dict[int, int] = field(default_factory=dict)
-    finals: dict[int, RoundFinal] = field(default_factory=dict)
-    events: list[GameEvent] = field(default_factory=list)
-    #: Outgoing datagrams pass through here (hostile scripts rewrite what a peer sends).
-    transform: (
-        Callable[[FuzzTable, list[tuple[Hashable, bytes]]], list[tuple[Hashable, bytes]]] | None
-    ) = None
-    move_latency: list[float] = field(default_factory=list)
-    pending_moves: dict[bytes, float] = field(default_factory=dict)  # op hash -> when played
-
-
-ReplicaFactory = Callable[["FuzzTable", int, SigningKeyPair, int, bool], TableReplica]
-
-
-def default_factory(
-    table: FuzzTable, index: int, key: SigningKeyPair, role: int, restarted: bool
-) -> TableReplica:
-    cfg = table.config
-    label = f"{cfg.seed}/{index}" + (f"/restart{table.peers[index].restarts}" if restarted else "")
-    if index == 0 and not restarted:
-        return TableReplica.open_table(
-            key,
-            name="p0",
-            rules=cfg.rules(),
-            spectators=True,
-            randomness=seeded_bytes(label),
-            heartbeat_interval=cfg.heartbeat,
-        )
-    return TableReplica.joining(
-        key,
-        table.table_id,
-        name=f"p{index}",
-        role=role,
-        randomness=seeded_bytes(label),
-        heartbeat_interval=cfg.heartbeat,
-    )
-
-
-@dataclass
-class LinkStats:
-    sent: int = 0
-    delivered: int = 0
-    dropped: int = 0
-    duplicated: int = 0
-    corrupted: int = 0
-    injected: int = 0
+from tools.fuzz.watching import check_states, on_event, persist
 
 
 class FuzzTable:
@@ -433,131 +306,15 @@ class FuzzTable:
             return
         replica = peer.replica
         out = replica.outgoing()
-        self._persist(peer, out)
+        persist(self, peer, out)
         if peer.transform is not None:
             out = peer.transform(self, out)
         self._sent_in_step += len(out)
         for destination, datagram in out:
             self._send(index, destination, datagram)
         for event in replica.events():
-            self._on_event(peer, event)
-        self._check_states(peer)
-
-    def _persist(self, peer: Peer, out: list[tuple[Hashable, bytes]]) -> None:
-        """Store own ops before they are sent; watch for a seq signed twice."""
-        replica = peer.replica
-        me = replica.me
-        peer.store.secrets.update(replica.my_secrets)
-        peer.store.lamport = max(peer.store.lamport, replica.sync.clock.value)
-        for destination, datagram in out:
-            if destination != BROADCAST:
-                continue
-            try:
-                message = decode(datagram, table=self.table_id)
-            except RemoteProtocolError:
-                continue
-            if isinstance(message, Heartbeat):
-                self.last_heartbeat[peer.index] = datagram
-                continue
-            if not isinstance(message, Op) or message.author != me:
-                continue
-            earlier = peer.authored.get(message.seq)
-            if earlier is None:
-                peer.authored[message.seq] = message.body
-                if message.seq == len(peer.store.ops) + 1:
-                    peer.store.ops.append(datagram)
-            elif earlier != message.body and peer.honest:
-                self.problem(
-                    "seq_reuse",
-                    peer.index,
-                    f"peer {peer.index} signed two different ops with seq {message.seq}",
-                )
-
-    def _on_event(self, peer: Peer, event: GameEvent) -> None:
-        peer.events.append(event)
-        if isinstance(event, RoundFinal):
-            peer.finals[event.round] = event
-            self.record(
-                "round_final",
-                peer=peer.index,
-                round=event.round,
-                scores=[s.score for s in event.scores],
-                cheaters=sorted(event.cheaters),
-            )
-            rnd = peer.replica.rounds[event.round]
-            for text in score_problems(event, rnd.states[-1], peer.last_totals):
-                self.problem("score", peer.index, text)
-            peer.last_totals = {s: event.totals[s] for s in range(len(event.totals))}
-            honest_seats = {s for s, author in rnd.dealer.items() if self._is_honest_author(author)}
-            if event.cheaters & honest_seats:
-                self.problem(
-                    "cheater",
-                    peer.index,
-                    f"round {event.round}: honest seat(s) {sorted(event.cheaters & honest_seats)} "
-                    "called cheaters",
-                )
-        elif isinstance(event, RoundStarted):
-            self.record("round_started", peer=peer.index, round=event.round, seat=event.seat)
-        elif isinstance(event, RoundEnded):
-            self.record("round_ended", peer=peer.index, round=event.round, by=event.ended_by)
-        elif isinstance(event, RaceLost):
-            self.record(
-                "race_lost", peer=peer.index, move=str(event.move), winner=event.winner_seat
-            )
-        elif isinstance(event, PeerExpelled):
-            self.record("expelled", peer=peer.index, author=event.author.hex(), seq=event.seq)
-            if peer.honest and self._is_honest_author(event.author):
-                self.problem(
-                    "expelled",
-                    peer.index,
-                    f"honest peer {self.index_of(event.author)} expelled from seq {event.seq}",
-                )
-        elif isinstance(event, ProtocolViolation):
-            self.record(
-                "violation", peer=peer.index, author=event.author.hex(), reason=event.reason
-            )
-        elif isinstance(event, Divergence):
-            self.record("divergence", peer=peer.index, other=event.peer.hex())
-            other = self.index_of(event.peer)
-            if peer.honest and other is not None and self.peers[other].honest:
-                expelled = sorted(peer.replica.sync.expelled)
-                self.problem(
-                    "divergence_after_expulsion" if expelled else "divergence",
-                    peer.index,
-                    f"peer {peer.index} and peer {other} hold the same ops but different states"
-                    + (
-                        f" (peer {peer.index} has expelled {len(expelled)} author(s); the vector"
-                        " does not say so)"
-                        if expelled
-                        else ""
-                    ),
-                )
-
-    def _check_states(self, peer: Peer) -> None:
-        """Invariants on every state the peer's fold produced since the last check."""
-        if not peer.honest:
-            return
-        rnd = peer.replica.current_round
-        if rnd is None:
-            return
-        states, checked = rnd.states, peer.checked
-        start = len(checked)
-        if start > len(states) or (start and states[start - 1] is not checked[start - 1]):
-            start = 0
-            while start < min(len(states), len(checked)) and states[start] is checked[start]:
-                start += 1
-        for state in states[start:]:
-            for text in conservation_problems(state):
-                self.problem("invariant", peer.index, f"round {rnd.number}: {text}")
-                break
-        peer.checked = list(states)
-        # Move latency: from a bot's intent to its op in the peer's stable prefix.
-        if peer.pending_moves:
-            stable = rnd.log.stable_count()
-            for op in rnd.log.ops[:stable]:
-                played = peer.pending_moves.pop(op.hash, None)
-                if played is not None:
-                    peer.move_latency.append(self.now - played)
+            on_event(self, peer, event)
+        check_states(self, peer)
 
     # --- the link ------------------------------------------------------------------------
 
@@ -643,7 +400,7 @@ class FuzzTable:
                 return p.index
         return None
 
-    def _is_honest_author(self, author: bytes) -> bool:
+    def is_honest_author(self, author: bytes) -> bool:
         index = self.index_of(author)
         return index is not None and self.peers[index].honest
 
@@ -653,3 +410,6 @@ class FuzzTable:
             rnd = p.replica.current_round
             out[p.index] = state_hash(rnd.state) if rnd else ""
         return out
+
+
+__all__ = ["FuzzTable", "LinkStats", "Peer", "Problem", "Store", "TableConfig", "default_factory"]

@@ -5,18 +5,41 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from nerts_p2p.game.bots import LEVELS, BotLevel, level_named
 from nerts_p2p.game.errors import NertsError
-from nerts_p2p.game.rules import GERMAN, Rules
+from nerts_p2p.game.rules import GERMAN, NORWEGIAN, Rules
+
+
+def whole_number(low: int, high: int) -> Callable[[str], int]:
+    """An argparse type: a whole number in low..high, refused in plain words otherwise (a
+    usage error, exit code 2)."""
+
+    def parse(text: str) -> int:
+        value = any_whole_number(text)
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be {low}..{high}, got {value}")
+        return value
+
+    return parse
+
+
+def any_whole_number(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
 
 
 def _add_rule_options(parser: argparse.ArgumentParser) -> None:
+    # Ranges are checked by `Rules` itself, so its words and the CLI's never disagree; the
+    # types here only turn non-numbers into usage errors.
     group = parser.add_argument_group("rule options (RULES.md variants)")
-    group.add_argument("--nerts-size", type=int, default=13)
-    group.add_argument("--work-piles", type=int, default=4)
+    group.add_argument("--nerts-size", type=any_whole_number, default=13)
+    group.add_argument("--work-piles", type=any_whole_number, default=4)
     group.add_argument("--draw", type=int, choices=(1, 3), default=3)
     group.add_argument(
         "--no-recycle-rotates", action="store_true", help="turning the waste over keeps its order"
@@ -24,8 +47,8 @@ def _add_rule_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--must-call", action="store_true", help="emptying the Nerts pile ends the round at once"
     )
-    group.add_argument("--target", type=int, default=100)
-    group.add_argument("--caller-bonus", type=int, default=0)
+    group.add_argument("--target", type=any_whole_number, default=100)
+    group.add_argument("--caller-bonus", type=any_whole_number, default=0)
     group.add_argument("--nerts-penalty", type=int, choices=(1, 2), default=2)
     group.add_argument("--jokers", type=int, choices=(0, 1, 2), default=0)
     group.add_argument(
@@ -38,9 +61,36 @@ def _add_rule_options(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument("--no-slide-under", action="store_true")
     group.add_argument(
+        "--stuck-ends-round",
+        action="store_true",
+        help="when nobody can move the round ends at once, without rotating the stocks",
+    )
+    group.add_argument(
+        "--no-fill-from-work",
+        action="store_true",
+        help="an empty work pile takes only the Nerts top or the waste top",
+    )
+    group.add_argument(
+        "--match-rounds",
+        type=any_whole_number,
+        default=0,
+        help="the match also ends after this many rounds (0: no limit)",
+    )
+    group.add_argument(
+        "--match-spread",
+        type=any_whole_number,
+        default=0,
+        help="the match also ends once the first total leads the last by this much (0: off)",
+    )
+    group.add_argument(
         "--german",
         action="store_true",
         help="the German rules: --nerts-builds --aces-first --must-call",
+    )
+    group.add_argument(
+        "--norwegian",
+        action="store_true",
+        help="the Norwegian rules: --stuck-ends-round --no-fill-from-work",
     )
     group.add_argument(
         "--partnerships",
@@ -52,7 +102,7 @@ def _add_rule_options(parser: argparse.ArgumentParser) -> None:
 def _rules_from(args: argparse.Namespace, players: int) -> Rules:
     if args.partnerships and players % 2:
         raise NertsError(f"partnerships need an even number of players, got {players}")
-    preset = GERMAN if args.german else {}
+    preset = {**(GERMAN if args.german else {}), **(NORWEGIAN if args.norwegian else {})}
     return Rules(
         seats=players // 2 if args.partnerships else players,
         partnerships=args.partnerships,
@@ -68,6 +118,10 @@ def _rules_from(args: argparse.Namespace, players: int) -> Rules:
         nerts_builds=args.nerts_builds or preset.get("nerts_builds", False),
         aces_first=args.aces_first or preset.get("aces_first", False),
         slide_under=not args.no_slide_under,
+        stuck_ends_round=args.stuck_ends_round or preset.get("stuck_ends_round", False),
+        fill_from_work=not args.no_fill_from_work and preset.get("fill_from_work", True),
+        match_rounds=args.match_rounds,
+        match_spread=args.match_spread,
     )
 
 
@@ -99,7 +153,8 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
                 f"round {result.round}: {result.ended_by}"
                 f"{'' if called is None else f' by seat {called}'}, {result.moves} moves  {scores}"
             )
-    assert match is not None
+    if match is None:  # pragma: no cover - argparse allows only --rounds of 1 or more
+        raise NertsError("no round was played")
     final = match_record(match)
     if args.json:
         print(json.dumps(final, separators=(",", ":")))
@@ -212,14 +267,19 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     sim = sub.add_parser("simulate", help="bots play each other; one JSON object per round")
-    sim.add_argument("--players", type=int, default=4)
+    sim.add_argument(
+        "--players",
+        type=whole_number(2, 16),
+        default=4,
+        help="players at the table, 2..8 (with --partnerships 4..16, two per seat)",
+    )
     sim.add_argument(
         "--rounds",
-        type=int,
+        type=whole_number(1, 1000),
         default=None,
-        help="stop after this many rounds (default: play the match to the target)",
+        help="stop after this many rounds, 1..1000 (default: play the match to its end)",
     )
-    sim.add_argument("--seed", type=int, default=0)
+    sim.add_argument("--seed", type=any_whole_number, default=0)
     sim.add_argument(
         "--bots",
         default="casual",
@@ -239,8 +299,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     bench = sub.add_parser("bench", help="benchmarks (medians of repeated runs)")
     bench.add_argument("what", choices=("engine", "sync", "bots", "client"))
-    bench.add_argument("--repeats", type=int, default=7, help="engine: runs per measure")
-    bench.add_argument("--rounds", type=int, default=300, help="bots: rounds per pairing")
+    bench.add_argument(
+        "--repeats",
+        type=whole_number(1, 1000),
+        default=7,
+        help="engine, sync: runs per measure (1..1000)",
+    )
+    bench.add_argument(
+        "--rounds",
+        type=whole_number(1, 100_000),
+        default=300,
+        help="bots: rounds per pairing (1..100000)",
+    )
     bench.add_argument("--json", action="store_true")
     bench.set_defaults(run=_cmd_bench)
 
@@ -250,9 +320,14 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="against bots on this machine only, with no network (the default)",
     )
-    play.add_argument("--players", type=int, default=3, help="seats at the table, you included")
+    play.add_argument(
+        "--players",
+        type=whole_number(2, 16),
+        default=3,
+        help="seats at the table, you included (2..8)",
+    )
     play.add_argument("--level", default="novice", help="bot level: novice, casual or expert")
-    play.add_argument("--seed", type=int, default=None)
+    play.add_argument("--seed", type=any_whole_number, default=None)
     mode = play.add_mutually_exclusive_group()
     mode.add_argument("--interactive", dest="interactive", action="store_true", default=None)
     mode.add_argument(
@@ -279,22 +354,29 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    try:
-        code: int = args.run(args)
-    except BrokenPipeError:
-        # `| head -1`: the reader has what it wanted; end quietly (and let the interpreter's
-        # last flush of stdout go nowhere rather than fail again).
-        import os
+def _quiet_stdout() -> None:
+    """After a closed pipe: send whatever is still buffered nowhere, so that the interpreter's
+    final flush does not complain either."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command. Exit codes: 0 done, 1 a finding or failure (a rejected move), 2 a
+    usage error. A reader that stops reading (``| head -1``) ends the command quietly with
+    0, as Unix tools do; Ctrl-C ends it with 130."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        code: int = args.run(args)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _quiet_stdout()
         return 0
-    except NertsError as exc:
-        print(f"nerts-p2p: {exc}", file=sys.stderr)
-        return 2
-    except ValueError as exc:
+    except KeyboardInterrupt:
+        return 130
+    except (NertsError, ValueError) as exc:
         print(f"nerts-p2p: {exc}", file=sys.stderr)
         return 2
     return code

@@ -37,7 +37,7 @@ __all__ = [
     "verify_envelope",
 ]
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 MAX_BODY = 1100
 """Largest encoded body. With the envelope's framing (`ENVELOPE_OVERHEAD`) a datagram stays
 under `MAX_DATAGRAM` whatever the body holds."""
@@ -104,9 +104,9 @@ def open_envelope(datagram: bytes) -> Envelope:
         # Said separately from other shape errors: an old peer meeting a newer one should say
         # so plainly in its logs rather than "expected int 1".
         raise RemoteProtocolError(
-            DropReason.SCHEMA,
+            DropReason.WRONG_VERSION,
             f"envelope: protocol version {version} is not supported (this peer speaks "
-            f"{PROTOCOL_VERSION})",
+            f"{PROTOCOL_VERSION}); the other peer needs the same version of nerts-p2p",
         )
     _ENVELOPE.check(outer, "envelope")
     body_bytes, signature = outer[1], outer[2]

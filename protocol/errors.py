@@ -33,6 +33,8 @@ class DropReason(enum.StrEnum):
     MALFORMED = "malformed"
     """Not one complete msgpack value within the limits (bad bytes, trailing bytes, floats,
     extension types, nesting too deep, non-canonical encoding)."""
+    WRONG_VERSION = "wrong_version"
+    """An envelope of another protocol version (say, a version-1 peer at a version-2 table)."""
     SCHEMA = "schema"
     """Valid msgpack of the wrong shape: types, ranges, lengths, unknown kind, wrong version."""
     WRONG_TABLE = "wrong_table"
@@ -50,6 +52,9 @@ class DropReason(enum.StrEnum):
     an op its version vector claims to have seen."""
     EQUIVOCATION = "equivocation"
     """A second, different op for an (author, seq) we already hold: proof of a cheating peer."""
+    BROKEN_PROMISE = "broken_promise"
+    """An op stamped at or below a Lamport time, or naming deps below a vector, that its author
+    had promised in a signed HEARTBEAT: proof of a lie about time, like equivocation."""
     NOT_A_MEMBER = "not_a_member"
     """The author is not (or no longer) a member of the table."""
     SPECTATOR_OP = "spectator_op"

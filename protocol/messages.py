@@ -2,8 +2,9 @@
 
 A datagram is one envelope (`envelope.py`): ``[1, body, signature]``. The body is a msgpack
 array whose first item is the message kind. Kinds 1-7 are **ops**: authored by one peer,
-signed by it, stored by everyone and relayed by anyone. Kinds 16-18 are **sync messages**:
-signed by their sender, acted on at once and never stored. PROTOCOL.md is the prose
+signed by it, stored by everyone and relayed by anyone. Kinds 16-19 are **sync messages**:
+signed by their sender, acted on at once and never stored (kind 19 relays other
+peers' signed heartbeats). PROTOCOL.md is the prose
 specification of all of this; this module is its reference implementation.
 
 Op body (every op kind)::
@@ -46,6 +47,7 @@ MAX_LAMPORT: Final = 2**48
 MAX_EPOCH: Final = 65535
 MAX_RANGES: Final = 16
 MAX_BATCH: Final = 16
+MAX_RELAYED: Final = 8  # heartbeats one EVIDENCE message carries
 NO_PREV: Final = bytes(OP_HASH_LEN)
 SEED_AND_SALT: Final = 32 + 16  # what a SEED_SHARE seals
 
@@ -62,6 +64,7 @@ class Kind(enum.IntEnum):
     HEARTBEAT = 16
     REQUEST = 17
     BATCH = 18
+    EVIDENCE = 19  # other peers' signed heartbeats, relayed as they are (horizons, promises)
 
 
 LOBBY_KINDS: Final = frozenset({Kind.OPEN, Kind.JOIN, Kind.READY})
@@ -127,6 +130,13 @@ SYNC_SCHEMA: Final = s.Tagged(
             s.Bin(exact=TABLE_ID_LEN),
             _ID,
             s.ListOf(s.Tuple(s.Bin(max=1100), s.Bin(exact=64)), min=1, max=MAX_BATCH),
+        ),
+        # table, sender, heartbeats of other peers as [body, signature], each as its author
+        # signed it: a horizon that crosses a one-way link, or half of the proof of a lie
+        Kind.EVIDENCE: s.Tuple(
+            s.Bin(exact=TABLE_ID_LEN),
+            _ID,
+            s.ListOf(s.Tuple(s.Bin(max=1100), s.Bin(exact=64)), min=1, max=MAX_RELAYED),
         ),
     }
 )
@@ -195,7 +205,16 @@ class Batch:
     signature: bytes
 
 
-SyncMessage = Heartbeat | Request | Batch
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    table: bytes
+    sender: bytes  # who relays them; each heartbeat is signed by its own author
+    heartbeats: tuple[tuple[bytes, bytes], ...]  # (body, signature) of each HEARTBEAT
+    body: bytes
+    signature: bytes
+
+
+SyncMessage = Heartbeat | Request | Batch | Evidence
 Message = Op | SyncMessage
 
 
@@ -288,7 +307,14 @@ def decode_body(body_obj: Any, body: bytes, signature: bytes, *, table: bytes) -
         )
     if kind == Kind.REQUEST:
         _, tab, sender, ranges = body_obj
+        if any(first > last for _, first, last in ranges):
+            raise RemoteProtocolError(
+                DropReason.SCHEMA, "REQUEST: a range's first seq is after its last"
+            )
         return Request(tab, sender, tuple((a, f, last) for a, f, last in ranges), body, signature)
+    if kind == Kind.EVIDENCE:
+        _, tab, sender, heartbeats = body_obj
+        return Evidence(tab, sender, tuple((b, sg) for b, sg in heartbeats), body, signature)
     _, tab, sender, ops = body_obj
     return Batch(tab, sender, tuple((b, sg) for b, sg in ops), body, signature)
 
@@ -298,6 +324,16 @@ def decode(datagram: bytes, *, table: bytes) -> Message:
     The signature is checked by the caller, who knows which key the author id stands for."""
     envelope: Envelope = open_envelope(datagram)
     return decode_body(envelope.body, envelope.body_bytes, envelope.signature, table=table)
+
+
+def decode_heartbeat(body: bytes, signature: bytes, *, table: bytes) -> Heartbeat:
+    """A heartbeat carried inside an EVIDENCE message (relayed as its author signed it)."""
+    message = decode_body(
+        unpack_bounded(body, max_len=1100, canonical=True), body, signature, table=table
+    )
+    if not isinstance(message, Heartbeat):
+        raise RemoteProtocolError(DropReason.SCHEMA, "EVIDENCE carries only heartbeats")
+    return message
 
 
 def decode_op(body: bytes, signature: bytes, *, table: bytes) -> Op:
@@ -354,3 +390,7 @@ def request_body(
 
 def batch_body(table: bytes, sender: bytes, ops: Sequence[Op]) -> list[object]:
     return [int(Kind.BATCH), table, sender, [[op.body, op.signature] for op in ops]]
+
+
+def evidence_body(table: bytes, sender: bytes, heartbeats: Sequence[Heartbeat]) -> list[object]:
+    return [int(Kind.EVIDENCE), table, sender, [[hb.body, hb.signature] for hb in heartbeats]]

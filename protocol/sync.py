@@ -23,7 +23,7 @@ so that is what heartbeats carry; equal vectors with unequal hashes is then alwa
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -34,22 +34,27 @@ from .errors import DropReason, LocalProtocolError, RemoteProtocolError
 from .messages import (
     MAX_BATCH,
     MAX_RANGES,
+    MAX_RELAYED,
     NO_PREV,
     PLAYER,
     SPECTATOR,
+    Evidence,
     Heartbeat,
     Kind,
     Op,
     Request,
     batch_body,
     decode,
+    decode_heartbeat,
     decode_op,
+    evidence_body,
     heartbeat_body,
     op_body,
     request_body,
     seal_op,
 )
 from .order import EpochLog, round_mix
+from .promises import PromiseBook, broken_promise
 from .ratelimit import TokenBucketLimiter
 from .signing import SigningKeyPair, verify
 
@@ -60,6 +65,7 @@ MAX_PUSH: Final = 32  # ops pushed to one peer per heartbeat it sends
 MAX_REPLY: Final = 64  # ops sent in answer to one request
 MAX_AWAITING: Final = 256  # ops parked until their author's key arrives, all authors together
 MAX_REQUESTED: Final = 4096  # authors with a request in flight (pruned when it grows past)
+RELAY_EVERY: Final = 4  # heartbeat intervals between relays of others' heartbeats
 
 
 @dataclass(frozen=True)
@@ -80,9 +86,13 @@ class OpRejected:
 
 @dataclass(frozen=True)
 class AuthorExpelled:
+    """Proof of cheating: two ops with one (author, seq) (equivocation), or a signed heartbeat
+    and a later op of its author that breaks its promise (`reason` says which)."""
+
     author: bytes
     seq: int
-    evidence: tuple[Op, Op]
+    evidence: tuple[Op, Op] | tuple[Heartbeat, Op]
+    reason: DropReason = DropReason.EQUIVOCATION
 
 
 @dataclass(frozen=True)
@@ -91,6 +101,19 @@ class DivergenceDetected:
     vector: tuple[tuple[bytes, int], ...]
     ours: bytes
     theirs: bytes
+
+
+def fair_take(runs: Sequence[Sequence[Op]], budget: int) -> list[Op]:
+    """Up to `budget` ops from `runs`, round robin: the first op of every run, then the
+    second of every run, and so on. Each run keeps its own order (ascending seq)."""
+    out: list[Op] = []
+    depth = 0
+    while len(out) < budget and any(depth < len(run) for run in runs):
+        for run in runs:
+            if depth < len(run) and len(out) < budget:
+                out.append(run[depth])
+        depth += 1
+    return out
 
 
 SyncEvent = OpDelivered | OpRejected | AuthorExpelled | DivergenceDetected
@@ -149,6 +172,13 @@ class SyncPeer:
         self._waiting_hb: dict[bytes, tuple[int, int]] = {}  # author -> (lamport, own seq)
         # author -> (its op rejected as backdated, the dep (author, seq) it failed on)
         self._backdated_on: dict[bytes, tuple[Op, tuple[bytes, int]]] = {}
+        self.promises = PromiseBook()
+        self.lies: dict[bytes, tuple[Heartbeat, Op]] = {}  # author -> promise and the op
+        self.revealed: set[tuple[int, bytes]] = set()  # (round, author) with a REVEAL
+        #: The game's own checks of an op (rules, cards shown), on its causal past only: a
+        #: message in words, or None. Decides delivery like the protocol's own checks.
+        self.game_check: Callable[[Op], str | None] | None = None
+        self._ticks = 0
 
     # --- reading -----------------------------------------------------------------------
 
@@ -229,7 +259,9 @@ class SyncPeer:
             known = self._verify_sender(message.sender, message.body, message.signature)
             if known:
                 self.peers[message.sender] = source
-            if isinstance(message, Heartbeat):
+            if isinstance(message, Evidence):
+                self._on_evidence(message)
+            elif isinstance(message, Heartbeat):
                 if not known:
                     # A peer we know nothing of yet: ask for its first op, which carries its key.
                     self.request(source, [(message.sender, 1, 1)], now)
@@ -417,6 +449,47 @@ class SyncPeer:
         membership = self._membership_problem(op)
         if membership is not None:
             return membership[0], membership[1], None
+        discipline = self._discipline_problem(op, claimed)
+        if discipline is not None:
+            return discipline[0], discipline[1], None
+        if self.game_check is not None:
+            refused = self.game_check(op)
+            if refused is not None:
+                return DropReason.SCHEMA, refused, None
+        return None
+
+    def _named_deps(self, op: Op) -> dict[bytes, int]:
+        """An op's deps as author -> seq (a round op's by its round's participants)."""
+        if op.epoch == 0:
+            return dict(op.lobby_deps)
+        participants = (
+            self.epochs[op.epoch].participants if op.epoch in self.epochs else op.payload[0]
+        )
+        return dict(zip(participants, op.round_deps, strict=False))
+
+    def _discipline_problem(
+        self, op: Op, claimed: dict[bytes, int]
+    ) -> tuple[DropReason, str] | None:
+        """What an author may not take back: what it had seen (deps never go down from one of
+        its ops to the next), and its REVEAL (after it, no MOVE and no second REVEAL in that
+        round: a REVEAL is its author's end of the round)."""
+        log = self.logs.get(op.author)
+        # Lobby deps name only what an op depends on (the OPEN, the author's own op), not all
+        # it had seen: round deps are the claims of what was seen, so they are compared.
+        previous_round_op = next((o for o in reversed(log or []) if o.epoch), None)
+        if op.epoch and previous_round_op is not None:
+            before = self._named_deps(previous_round_op)
+            for author, seen in claimed.items():
+                if seen < before.get(author, 0) and not self._beyond_expulsion(author, seen + 1):
+                    return (
+                        DropReason.BACKDATED,
+                        "its deps name fewer ops of an author than its author's previous op did",
+                    )
+        if op.kind in (Kind.MOVE, Kind.REVEAL) and (op.epoch, op.author) in self.revealed:
+            return (
+                DropReason.SCHEMA,
+                f"a {op.kind.name} after its author's REVEAL of round {op.epoch}",
+            )
         return None
 
     def _beyond_expulsion(self, author: bytes, seq: int) -> bool:
@@ -433,6 +506,9 @@ class SyncPeer:
             self._reject(op, reason, message)
             return
         self._deliver(op)
+        hb = self.promises.due(op)
+        if hb is not None:
+            self._check_promise(hb, op)
 
     def _deliver(self, op: Op) -> None:
         author = op.author
@@ -447,8 +523,9 @@ class SyncPeer:
             # from someone who does not play the round has no place there.
             if epoch.counts(op) and author in epoch.tiebreaks:
                 position = epoch.insert(op)
-            for other in self.epochs.values():
-                other.hear(author, op.lamport)
+        # Any op, lobby ops too, says its author's next op is stamped later: a horizon.
+        for other in self.epochs.values():
+            other.hear(author, op.lamport)
         self._apply_waiting_heartbeat(author)
         self._events.append(OpDelivered(op, position))
 
@@ -512,6 +589,8 @@ class SyncPeer:
             self.members[author].left = True
         elif kind == Kind.READY:
             self.readies.setdefault((op.payload[0], author), []).append(op)
+        elif kind == Kind.REVEAL:
+            self.revealed.add((op.epoch, author))
         elif kind == Kind.START:
             participants = tuple(op.payload[0])
             readies = [self.ready_for(op.epoch, p, op) for p in participants]
@@ -536,12 +615,26 @@ class SyncPeer:
         author, seq = first.author, first.seq
         if author in self.expelled and self.expelled[author] <= seq:
             return
-        self.expelled[author] = seq
         self.evidence[author] = (first, second)
+        self._expel_from(author, seq, (first, second), DropReason.EQUIVOCATION)
+        # Everyone must learn it: relay both versions.
+        self._outbox.append((BROADCAST, first.datagram()))
+        self._outbox.append((BROADCAST, second.datagram()))
+
+    def _expel_from(
+        self,
+        author: bytes,
+        seq: int,
+        evidence: tuple[Op, Op] | tuple[Heartbeat, Op],
+        reason: DropReason,
+    ) -> None:
+        """Expel `author` from `seq` on: its ops from there do not count in any round, and it
+        no longer holds back stability. The same on every peer that holds the evidence."""
+        self.expelled[author] = seq
         for epoch in self.epochs.values():
             epoch.exclude(author, seq)
-        self.counters.count(DropReason.EQUIVOCATION)
-        self._events.append(AuthorExpelled(author, seq, (first, second)))
+        self.counters.count(reason)
+        self._events.append(AuthorExpelled(author, seq, evidence, reason))
         # An honest op judged against one version of the equivocated op may have been called
         # backdated here and not elsewhere: judge it again, now that the dep is not judged.
         for victim, (op, (dep_author, dep_seq)) in list(self._backdated_on.items()):
@@ -550,9 +643,71 @@ class SyncPeer:
                 del self.dead[victim]
                 self.pending.setdefault(victim, {})[op.seq] = op
         self._deliver_ready()
-        # Everyone must learn it: relay both versions.
-        self._outbox.append((BROADCAST, first.datagram()))
-        self._outbox.append((BROADCAST, second.datagram()))
+
+    # --- heartbeats as promises (protocol/promises.py) ---------------------------------
+
+    def _on_evidence(self, message: Evidence) -> None:
+        """Heartbeats relayed by `message.sender`, each checked on its own like a BATCH's
+        ops: a horizon for stability, and a promise to hold the author's next op to."""
+        for body, signature in message.heartbeats:
+            try:
+                hb = decode_heartbeat(body, signature, table=self.table)
+                if not self._verify_sender(hb.sender, hb.body, hb.signature):
+                    raise RemoteProtocolError(
+                        DropReason.UNKNOWN_AUTHOR, "a relayed heartbeat of an unknown peer"
+                    )
+                VersionVector.from_pairs(hb.vector)  # canonical, as a direct heartbeat
+                self._on_promise(hb)
+                self._hear_heartbeat(hb)
+            except RemoteProtocolError as exc:
+                self.counters.count_error(exc)
+
+    def _on_promise(self, hb: Heartbeat) -> None:
+        """Keep a verified heartbeat (direct or relayed) and hold its author to it."""
+        if hb.sender == self.me:
+            # Our own promise coming back (we restarted, say): never stamp below it.
+            self.clock.observe(hb.lamport)
+            return
+        delivered = self.delivered(hb.sender)
+        self.promises.note(hb, delivered)
+        own = dict(hb.vector).get(hb.sender, 0)
+        if own < delivered:
+            self._check_promise(hb, self.logs[hb.sender][own])
+
+    def _check_promise(self, hb: Heartbeat, op: Op) -> None:
+        epoch = self.epochs.get(op.epoch) if op.epoch else None
+        why = broken_promise(hb, op, epoch.participants if epoch is not None else ())
+        if why is None:
+            return
+        author = op.author
+        if author in self.expelled and self.expelled[author] <= op.seq:
+            return
+        self.lies[author] = (hb, op)
+        self._expel_from(author, op.seq, (hb, op), DropReason.BROKEN_PROMISE)
+        self._deliver_ready()
+        # Everyone must reach the same verdict: relay the promise and the op that broke it.
+        self._outbox.append((BROADCAST, op.datagram()))
+        self._outbox.append((BROADCAST, seal(self.key, evidence_body(self.table, self.me, [hb]))))
+
+    def _relay_heartbeats(self) -> None:
+        """Each participant's latest heartbeat, once, to everyone: a horizon that crosses a
+        link losing everything one way (the heartbeats prove themselves)."""
+        fresh = self.promises.to_relay(self.me)
+        chunk: list[Heartbeat] = []
+        size = 0
+        for hb in fresh:
+            cost = len(hb.body) + 64 + 6
+            if chunk and (size + cost > 1000 or len(chunk) >= MAX_RELAYED):
+                self._outbox.append(
+                    (BROADCAST, seal(self.key, evidence_body(self.table, self.me, chunk)))
+                )
+                chunk, size = [], 0
+            chunk.append(hb)
+            size += cost
+        if chunk:
+            self._outbox.append(
+                (BROADCAST, seal(self.key, evidence_body(self.table, self.me, chunk)))
+            )
 
     # --- anti-entropy ------------------------------------------------------------------
 
@@ -572,36 +727,69 @@ class SyncPeer:
                 seal(self.key, heartbeat_body(self.table, self.me, lamport, vector, state_hash)),
             )
         )
+        self._ticks += 1
+        if self._ticks % RELAY_EVERY == 0:
+            self._relay_heartbeats()
 
     def _on_heartbeat(self, hb: Heartbeat, source: Hashable, now: float) -> None:
         theirs = VersionVector.from_pairs(hb.vector)  # canonical: sorted, no repeats
-        own_seq = theirs.seq(hb.sender)
-        if self.delivered(hb.sender) >= own_seq:
-            for epoch in self.epochs.values():
-                epoch.hear(hb.sender, hb.lamport)
-        else:
-            self._waiting_hb[hb.sender] = (hb.lamport, own_seq)
+        self._on_promise(hb)
+        self._hear_heartbeat(hb)
         vector = self.vector()
         ours = self._hashed[1] if self._hashed and self._hashed[0] == vector else b""
         if hb.vector == vector and hb.state_hash and ours and hb.state_hash != ours:
             self.divergences += 1
             self._events.append(DivergenceDetected(hb.sender, vector, ours, hb.state_hash))
         held = VersionVector(vector)
-        # What they hold and we lack, short of any op we rejected for good: ask for it.
-        missing = [
-            (author, first, min(last, self.dead.get(author, last + 1) - 1))
-            for author, first, last in held.missing_ranges(theirs)
-        ]
-        missing = [r for r in missing if r[1] <= r[2]]
-        if missing:
-            self.request(source, missing[:MAX_RANGES], now)
+        wanted = self._gaps(theirs)
+        if wanted:
+            self.request(source, wanted, now)
         # What we hold and they lack: push some of it at once, to heal faster than asking.
-        push: list[Op] = []
-        for author, first, last in theirs.missing_ranges(held):
-            push.extend(self.logs[author][first - 1 : last][: MAX_PUSH - len(push)])
-            if len(push) >= MAX_PUSH:
-                break
+        # Shared fairly across authors: one author's long backlog must not starve another's
+        # gap (their parked ops may wait on exactly that gap).
+        push = fair_take(
+            [self.logs[a][first - 1 : last] for a, first, last in theirs.missing_ranges(held)],
+            MAX_PUSH,
+        )
         self._send_ops(source, push)
+
+    def _gaps(self, theirs: VersionVector) -> list[tuple[bytes, int, int]]:
+        """What a peer with vector `theirs` holds that we lack, as ranges to ask it for: the
+        seqs we have neither delivered nor parked (ops parked waiting for another author's op
+        are not asked for again), short of any op we rejected for good. Every author's first
+        gap comes before anyone's second, so a request names the gap that blocks delivery."""
+        per_author: list[list[tuple[bytes, int, int]]] = []
+        for author, first, last in VersionVector(self.vector()).missing_ranges(theirs):
+            last = min(last, self.dead.get(author, last + 1) - 1)
+            parked = self.pending.get(author, {})
+            ranges: list[tuple[bytes, int, int]] = []
+            seq = first
+            while seq <= last and len(ranges) < MAX_RANGES:
+                if seq in parked:
+                    seq += 1
+                    continue
+                end = seq
+                while end < last and end + 1 not in parked:
+                    end += 1
+                ranges.append((author, seq, end))
+                seq = end + 1
+            if ranges:
+                per_author.append(ranges)
+        out: list[tuple[bytes, int, int]] = []
+        depth = 0
+        while len(out) < MAX_RANGES and any(depth < len(r) for r in per_author):
+            out.extend(r[depth] for r in per_author if depth < len(r))
+            depth += 1
+        return out[:MAX_RANGES]
+
+    def _hear_heartbeat(self, hb: Heartbeat) -> None:
+        """A heartbeat raises its sender's horizon once we hold every op it had made."""
+        own_seq = dict(hb.vector).get(hb.sender, 0)
+        if self.delivered(hb.sender) >= own_seq:
+            for epoch in self.epochs.values():
+                epoch.hear(hb.sender, hb.lamport)
+        elif hb.lamport > self._waiting_hb.get(hb.sender, (-1, 0))[0]:
+            self._waiting_hb[hb.sender] = (hb.lamport, own_seq)
 
     def _apply_waiting_heartbeat(self, author: bytes) -> None:
         waiting = self._waiting_hb.get(author)
@@ -630,17 +818,27 @@ class SyncPeer:
     def _on_request(self, request: Request, source: Hashable, *, first_ops_only: bool) -> None:
         """Serve ops from our logs. A stranger (a peer about to join) gets only first ops,
         which carry keys: a forged request cannot make us flood someone else."""
-        ops: list[Op] = []
+        evidence: list[Op] = []
+        wanted: list[list[Op]] = []
         for author, first, last in request.ranges:
             if first_ops_only:
                 first = last = 1
             log = self.logs.get(author, [])
-            ops.extend(log[first - 1 : min(last, len(log), first - 1 + MAX_REPLY)])
-            if author in self.evidence:
-                ops.extend(self.evidence[author])
+            wanted.append(log[first - 1 : min(last, len(log))])
+            if author in self.evidence and self.evidence[author][0] not in evidence:
+                evidence.extend(self.evidence[author])
+            if author in self.lies and self.lies[author][1] not in evidence:
+                promise, op = self.lies[author]
+                evidence.append(op)
+                self._outbox.append(
+                    (source, seal(self.key, evidence_body(self.table, self.me, [promise])))
+                )
         # One request, however many ranges it names, is answered with at most MAX_REPLY ops:
-        # its source address could be forged, and the asker will ask again for the rest.
-        self._send_ops(source, ops[:MAX_REPLY])
+        # its source address could be forged, and the asker will ask again for the rest. The
+        # budget is shared fairly, so every range asked for makes progress.
+        ops = evidence[:MAX_REPLY]
+        ops.extend(fair_take(wanted, MAX_REPLY - len(ops)))
+        self._send_ops(source, ops)
 
     def _send_ops(self, destination: Hashable, ops: Sequence[Op]) -> None:
         """Pack ops into BATCH datagrams of at most 1200 bytes."""

@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
-from client.cli import main
+from client.cli import _rules_from, build_parser, main
 from nerts_p2p.game.deck import seat_seed
 from nerts_p2p.game.engine import omniscient_start
 from nerts_p2p.game.position import position_text
 from nerts_p2p.game.rules import Rules
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -78,7 +84,11 @@ def test_position_lists_legal_moves_and_applies_one(capsys: pytest.CaptureFixtur
     assert out.startswith("seat 0: ")
     assert "0 turn" in out
     assert "1 turn" in out
-    code, out, _ = _run(capsys, "position", start, "0 stuck")
+    # Nothing of seat 0's fits anywhere: it may declare itself stuck.
+    stuck_able = (
+        "nerts1 seats=2 play/0/0 - ?12:KS/5D,9C,QH,QD.JS/?34/-/- ?12:KH/5S,9D,QC,JD/?35/-/-"
+    )
+    code, out, _ = _run(capsys, "position", stuck_able, "0 stuck")
     assert code == 0
     assert out.strip().endswith("/-")
     assert "/s " in out
@@ -134,3 +144,107 @@ def test_bench_sync_reports_the_gate_the_wire_the_fold_and_the_heal(
     } <= set(results)
     # A move with its signature, header and deps fits well inside one datagram.
     assert 100 < results["bytes_per_move_datagram"]["max"] < 1200
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["simulate", "--rounds", "0"], "argument --rounds: must be 1..1000, got 0"),
+        (["simulate", "--rounds", "-1"], "argument --rounds: must be 1..1000, got -1"),
+        (["simulate", "--rounds", "two"], "argument --rounds: must be a whole number, got 'two'"),
+        (["simulate", "--players", "1"], "argument --players: must be 2..16, got 1"),
+        (["simulate", "--players", "3", "--partnerships"], "even number of players, got 3"),
+        (["simulate", "--seed", "1.5"], "argument --seed: must be a whole number"),
+        (["simulate", "--draw", "2"], "argument --draw: invalid choice"),
+        (["simulate", "--target", "0"], "target must be 1..10000, got 0"),
+        (["simulate", "--nerts-size", "many"], "argument --nerts-size: must be a whole number"),
+        (["simulate", "--match-rounds", "-3"], "match_rounds must be 0 (no limit) or 1..1000"),
+        (["simulate", "--match-spread", "x"], "argument --match-spread: must be a whole number"),
+        (["bench", "engine", "--repeats", "0"], "argument --repeats: must be 1..1000, got 0"),
+        (["bench", "bots", "--rounds", "0"], "argument --rounds: must be 1..100000, got 0"),
+        (["play", "--players", "0", "--watch"], "argument --players: must be 2..16, got 0"),
+        (["play", "--level", "wizard", "--watch"], "unknown bot level 'wizard'"),
+        (["position", "nerts1 - play/0/0 - a b"], "the rules say 4 seats"),
+        (["position", "nerts1 seats=2 play/0/0 - ?12:4D/TD,3C,JH,2S/?35/-/- x", "0 fly"], "seat 1"),
+    ],
+)
+def test_bad_counts_and_options_are_usage_errors_in_plain_words(
+    capsys: pytest.CaptureFixture[str], argv: list[str], words: str
+) -> None:
+    try:
+        code = main(argv)
+    except SystemExit as exit_:  # argparse ends usage errors itself
+        code = int(str(exit_.code))
+    _, err = capsys.readouterr()
+    assert code == 2
+    assert words in err
+    assert "Traceback" not in err
+
+
+START = "nerts1 seats=2 play/0/0 - ?12:4D/TD,3C,JH,2S/?35/-/- ?12:8C/5H,AH,8S,2D/?35/-/-"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["simulate", "--rounds", "3", "--json"],
+        ["simulate", "--rounds", "2"],
+        ["position", START],
+        ["position", START, "0 turn +7C+8H+5C"],
+        ["bench", "bots", "--rounds", "1", "--json"],
+        ["play", "--watch", "--seed", "1", "--players", "2"],
+        ["--help"],
+    ],
+)
+def test_a_closed_pipe_ends_the_command_quietly(argv: list[str]) -> None:
+    # The reader is gone before the command writes a byte (like `| head -1` that already
+    # has its line): every write fails with EPIPE.
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "client.cli", *argv],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            cwd=ROOT,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        os.close(write_end)
+    assert done.stderr.decode() == ""
+    assert done.returncode == 0
+
+
+def test_simulate_json_piped_to_head_prints_one_line_and_no_traceback() -> None:
+    pipeline = subprocess.run(
+        f"{sys.executable} -m client.cli simulate --rounds 50 --json | head -1",
+        shell=True,
+        capture_output=True,
+        cwd=ROOT,
+        timeout=300,
+        check=False,
+    )
+    assert pipeline.returncode == 0
+    assert json.loads(pipeline.stdout.decode())["round"] == 1
+    assert pipeline.stderr.decode() == ""
+
+
+def test_the_variant_presets_and_match_options_reach_the_rules(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    args = build_parser().parse_args(["simulate", "--norwegian", "--players", "2"])
+    assert _rules_from(args, 2) == Rules.norwegian()
+    args = build_parser().parse_args(
+        ["simulate", "--stuck-ends-round", "--no-fill-from-work", "--match-spread", "40"]
+    )
+    rules = _rules_from(args, 4)
+    assert (rules.stuck_ends_round, rules.fill_from_work, rules.match_spread) == (True, False, 40)
+    code, out, _ = _run(
+        capsys,
+        "simulate", "--players", "2", "--match-rounds", "2", "--target", "10000", "--json",
+    )  # fmt: skip
+    summary = json.loads(out.splitlines()[-1])
+    assert code == 0
+    assert summary["finished"] is True
+    assert summary["rounds"] >= 2

@@ -6,6 +6,7 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable
+from contextlib import nullcontext
 
 from nerts_p2p.game.bots import CASUAL, EXPERT, NOVICE, BotLevel
 from nerts_p2p.game.deck import seat_seed
@@ -15,6 +16,7 @@ from nerts_p2p.game.legal import legal_moves
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.game.simulate import simulate_round
 from nerts_p2p.game.state import GameState
+from tools.bench_baseline import BASELINE_COMMIT, baseline
 
 
 def summary(values: list[float]) -> dict[str, float]:
@@ -38,7 +40,13 @@ def rate(run: Callable[[], int], repeats: int) -> dict[str, float]:
     return summary(rates)
 
 
-def engine_benchmarks(repeats: int = 7, seed: int = 1) -> dict[str, dict[str, float]]:
+def engine_benchmarks(
+    repeats: int = 7, seed: int = 1, *, compare: bool = True
+) -> dict[str, dict[str, float]]:
+    """Moves applied, legal-move generations and whole 4-seat rounds per second; with
+    `compare`, the rounds also with the engine of `BASELINE_COMMIT` (before the bots' fast
+    search), interleaved repeat by repeat, and the speed-up as the median of the per-repeat
+    ratios."""
     rules = Rules(seats=4)
     seeds = [seat_seed(seed, 1, s) for s in range(4)]
     recorded = simulate_round(rules, seeds, [CASUAL] * 4, match_seed=seed, keep_log=True)
@@ -75,12 +83,25 @@ def engine_benchmarks(repeats: int = 7, seed: int = 1) -> dict[str, dict[str, fl
 
         return run
 
-    return {
+    results = {
         "moves_applied_per_s": rate(replay, repeats),
         "legal_move_generations_per_s": rate(generate, repeats),
-        "rounds_4_seat_casual_per_s": rate(rounds(CASUAL), repeats),
-        "rounds_4_seat_expert_per_s": rate(rounds(EXPERT), repeats),
     }
+    with baseline() if compare else nullcontext() as before:
+        for level in (CASUAL, EXPERT):
+            now: list[float] = []
+            then: list[float] = []
+            for _ in range(repeats):
+                now.append(rate(rounds(level), 1)["median"])
+                if before is not None:
+                    then.append(before.rounds_per_second(level.name, seed))
+            results[f"rounds_4_seat_{level.name}_per_s"] = summary(now)
+            if then:
+                results[f"rounds_4_seat_{level.name}_per_s_{BASELINE_COMMIT}"] = summary(then)
+                results[f"speedup_4_seat_{level.name}_vs_{BASELINE_COMMIT}"] = summary(
+                    [a / b for a, b in zip(now, then, strict=True)]
+                )
+    return results
 
 
 def head_to_head(

@@ -10,9 +10,12 @@ regenerating them in memory gives the committed bytes.
 
 A small table history is played out by real `SyncPeer`s that hear every datagram at once:
 the host opens a table, Alice, Bob and Carol join as players and Sam as a spectator, Carol
-leaves, the host and Alice say they are ready for round 1, the host starts it, both move,
-and both reveal their deal seeds. Every op of that history is a valid vector; the sync
-messages and the invalid datagrams are made against it.
+leaves, the host and Alice say they are ready for round 1, the host starts it, both move.
+Each REVEAL of their deal seeds is a vector on its own (after it, its author makes no more
+moves, and the invalid vectors still need both playing). Every op of that history is a valid
+vector; the sync messages and the invalid datagrams are made against it. The peers are Nerts
+peers: their `SyncPeer` runs the game's checks at the gate (`nerts_p2p/table/gate.py`), so
+the vectors cover those too (a READY that could not start a round, rules that are not valid).
 
 Each file is a JSON list of objects:
 
@@ -51,6 +54,7 @@ from typing import Any
 
 import msgpack
 
+from nerts_p2p.table.gate import TableGate
 from nerts_p2p.table.replica import deal_commitment
 from protocol.codec import pack
 from protocol.envelope import PROTOCOL_VERSION, open_envelope, seal
@@ -60,6 +64,7 @@ from protocol.messages import (
     PLAYER,
     SPECTATOR,
     Batch,
+    Evidence,
     Heartbeat,
     Kind,
     Message,
@@ -68,6 +73,8 @@ from protocol.messages import (
     batch_body,
     decode,
     derive_table_id,
+    evidence_body,
+    heartbeat_body,
     op_body,
     request_body,
 )
@@ -142,6 +149,13 @@ def message_json(message: Message) -> dict[str, Any]:
             "ranges": to_json(message.ranges),
             "signature": message.signature.hex(),
         }
+    if isinstance(message, Evidence):
+        return {
+            "kind": Kind.EVIDENCE.name,
+            **common,
+            "heartbeats": to_json(message.heartbeats),
+            "signature": message.signature.hex(),
+        }
     assert isinstance(message, Batch)
     return {
         "kind": Kind.BATCH.name,
@@ -200,7 +214,7 @@ class History:
     def __post_init__(self) -> None:
         for name, key in KEYS.items():
             if name != "mallory":
-                self.peers[name] = SyncPeer(key, TABLE)
+                self.peers[name] = TableGate(SyncPeer(key, TABLE)).install().sync
 
     def author(self, name: str, kind: Kind, epoch: int, payload: object) -> Op:
         op = self.peers[name].author(kind, epoch, payload)
@@ -258,12 +272,14 @@ def play_history() -> History:
         h.author(name, Kind.READY, 0, [1, deal_commitment(*SECRETS[name]), SHOWN[name]])
     start = [[KEYS["host"].key_id, KEYS["alice"].key_id], [0, 1], ROUND_RULES]
     h.snapshots["start_by_alice"] = h.body("alice", Kind.START, 1, start)
+    other_rules = [start[0], start[1], [["seats", 2], ["target", 50]]]
+    h.snapshots["start_other_rules"] = h.body("host", Kind.START, 1, other_rules)
     h.author("host", Kind.START, 1, start)
     h.author("alice", Kind.MOVE, 1, "turn +5H+7C+9D")
     h.author("host", Kind.MOVE, 1, "AH n-f +QS")
     h.author("alice", Kind.MOVE, 1, "9D d-w1")
-    for name in ("host", "alice"):
-        h.author(name, Kind.REVEAL, 1, list(SECRETS[name]))
+    # No REVEAL here: after its REVEAL an author makes no more moves in the round, and the
+    # invalid vectors need both still playing. Each REVEAL is a vector of its own.
     return h
 
 
@@ -293,6 +309,9 @@ def op_vectors(h: History) -> list[Vector]:
     # in that round). Not part of the history: the other vectors keep Bob at the table.
     leave = seal(KEYS["bob"], h.body("bob", Kind.LEAVE, 1, None))
     out.append(Vector("leave_in_a_round_not_played_bob", leave, KEYS["bob"], None, h.datagrams()))
+    for name in ("host", "alice"):
+        reveal = seal(KEYS[name], h.body(name, Kind.REVEAL, 1, list(SECRETS[name])))
+        out.append(Vector(f"reveal_{name}", reveal, KEYS[name], None, h.datagrams()))
     return out
 
 
@@ -308,12 +327,19 @@ def sync_vectors(h: History) -> list[Vector]:
     )
     joins = [op for _, op in h.ops if op.kind == Kind.JOIN and op.author != alice.me]
     batch = seal(KEYS["alice"], batch_body(TABLE, alice.me, joins))
+    # The host relays Alice's signed heartbeat as it is: her horizon reaches a peer that
+    # cannot hear her directly.
+    alice.tick(h.now + 1.0)
+    alice_heartbeat = decode(alice.outgoing()[0][1], table=TABLE)
+    assert isinstance(alice_heartbeat, Heartbeat)
+    evidence = seal(KEYS["host"], evidence_body(TABLE, host.me, [alice_heartbeat]))
     return [
         # The receiver holds only the OPEN, so it learns it lacks ops and asks for them.
         Vector("heartbeat", heartbeat, KEYS["host"], None, everything[:1]),
         Vector("request", request, KEYS["alice"], None, everything),
         # A relay: Alice forwards other peers' JOINs; each is judged on its own signature.
         Vector("batch", batch, KEYS["alice"], None, everything[:2]),
+        Vector("evidence", evidence, KEYS["host"], None, everything),
     ]
 
 
@@ -405,10 +431,10 @@ def invalid_vectors(h: History) -> list[Vector]:
     unknown[0] = 9
     add("unknown_kind", seal(k["alice"], unknown), k["alice"], DropReason.SCHEMA, everything)
     add(
-        "wrong_protocol_version",
-        raw_envelope(move_alice.body, k["alice"], version=PROTOCOL_VERSION + 1),
+        "version_1_datagram",  # a peer of the old version: refused with its own reason
+        raw_envelope(move_alice.body, k["alice"], version=1),
         k["alice"],
-        DropReason.SCHEMA,
+        DropReason.WRONG_VERSION,
         before_move_alice,
     )
     add(
@@ -610,6 +636,114 @@ def invalid_vectors(h: History) -> list[Vector]:
         DropReason.NOT_A_MEMBER,
         before_start,
     )
+    out.extend(version_2_vectors(h))
+    return out
+
+
+def version_2_vectors(h: History) -> list[Vector]:
+    """The rules new in version 2: the gate's named steps for a map, a REQUEST range first >
+    last, the game's checks of OPEN, READY and START, what an author may not take back, and
+    a broken heartbeat promise."""
+    k = KEYS
+    ids = {name: key.key_id for name, key in k.items()}
+    everything = h.datagrams()
+    ops = {(name, op.kind, op.seq): op for name, op in h.ops}
+    start = ops[("host", Kind.START, 3)]
+    before_start = everything[: [op for _, op in h.ops].index(start)]
+    out: list[Vector] = []
+
+    def add(
+        name: str, datagram: bytes, signer: str, reason: DropReason, context: Sequence[bytes]
+    ) -> None:
+        out.append(Vector(name, datagram, k[signer], reason, context))
+
+    add(
+        "body_is_a_map",
+        raw_envelope(pack({"kind": 6}), k["alice"]),
+        "alice",
+        DropReason.SCHEMA,
+        everything,
+    )
+    add(
+        "request_first_after_last",
+        seal(k["alice"], request_body(TABLE, ids["alice"], [(ids["host"], 3, 1)])),
+        "alice",
+        DropReason.SCHEMA,
+        everything,
+    )
+
+    def open_with(rules: object, seats: int) -> bytes:
+        payload = [k["host"].public_key, "host", rules, seats, True, NONCE]
+        return seal(
+            k["host"], op_body(Kind.OPEN, TABLE, ids["host"], 1, NO_PREV, 1, 0, [], payload)
+        )
+
+    add("open_seats_differ_from_rules", open_with(TABLE_RULES, 3), "host", DropReason.SCHEMA, [])
+    add(
+        "open_unknown_rule",
+        open_with([["seats", 4], ["wizardry", 1]], 4),
+        "host",
+        DropReason.SCHEMA,
+        [],
+    )
+    add(
+        "open_rule_given_twice",
+        open_with([["seats", 4], ["seats", 4]], 4),
+        "host",
+        DropReason.SCHEMA,
+        [],
+    )
+    add("open_rule_wrong_type", open_with([["seats", True]], 4), "host", DropReason.SCHEMA, [])
+    commitment = deal_commitment(*SECRETS["bob"])
+    for label, shown in (
+        ("ready_shows_no_cards", []),
+        ("ready_shows_a_card_twice", [1, 1, 2, 3, 4]),
+        ("ready_shows_a_joker_without_jokers", [52, 1, 2, 3, 4]),
+    ):
+        ready = seal(k["bob"], h.body("bob", Kind.READY, 0, [2, commitment, shown]))
+        add(label, ready, "bob", DropReason.SCHEMA, everything)
+    off_rules = h.snapshots["start_other_rules"]
+    add(
+        "start_rules_not_the_tables",
+        seal(k["host"], off_rules),
+        "host",
+        DropReason.SCHEMA,
+        before_start,
+    )
+    # After its REVEAL an author has ended its round: no more moves.
+    reveal = seal(k["host"], h.body("host", Kind.REVEAL, 1, list(SECRETS["host"])))
+    host_peer = TableGate(SyncPeer(k["host"], TABLE)).install().sync
+    for datagram in everything:
+        host_peer.receive(datagram, "history", 0.0)
+    host_peer.receive(reveal, "history", 0.0)
+    latest = max(o.lamport for log in host_peer.logs.values() for o in log)
+    after_reveal = op_body(
+        Kind.MOVE, TABLE, ids["host"], host_peer.delivered(ids["host"]) + 1,
+        host_peer.logs[ids["host"]][-1].hash, latest + 1, 1,
+        host_peer.deps_for(Kind.MOVE, 1, "stuck"), "stuck",
+    )  # fmt: skip
+    add(
+        "move_after_own_reveal",
+        seal(k["host"], after_reveal),
+        "host",
+        DropReason.SCHEMA,
+        [*everything, reveal],
+    )
+    # Alice's previous move had seen the host's op 4; this one claims to have seen only 3.
+    lower = h.body("alice", Kind.MOVE, 1, "stuck")
+    deps = list(lower[7])  # type: ignore[call-overload]
+    deps[0] -= 1
+    lower[7] = deps
+    add("deps_go_down", seal(k["alice"], lower), "alice", DropReason.BACKDATED, everything)
+    # A promise broken: Alice's heartbeat says her clock is past the move she then stamps
+    # lower (the move is valid on its own; the pair proves the lie).
+    alice = h.peers["alice"]
+    low_move = seal(k["alice"], h.body("alice", Kind.MOVE, 1, "stuck"))
+    promise = seal(
+        k["alice"],
+        heartbeat_body(TABLE, ids["alice"], alice.clock.value + 10, alice.vector(), b""),
+    )
+    add("broken_promise", promise, "alice", DropReason.BROKEN_PROMISE, [*everything, low_move])
     return out
 
 

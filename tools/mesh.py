@@ -39,12 +39,36 @@ class Faults:
     #: (start, end, group): while start <= now < end, peers in `group` and the others
     #: cannot reach each other.
     partitions: tuple[tuple[float, float, frozenset[int]], ...] = ()
+    #: (sender, receiver): every datagram from sender to receiver is lost, for the whole run
+    #: (the other direction works). Horizons must then travel through the other peers.
+    one_way: frozenset[tuple[int, int]] = frozenset()
+    #: (start, end, peer): the peer is frozen (a laptop lid, a debugger): it handles nothing
+    #: until `end`, then takes everything that arrived meanwhile at once, as an OS socket
+    #: buffer would hand it over.
+    pauses: tuple[tuple[float, float, int], ...] = ()
 
     def partitioned(self, a: int, b: int, now: float) -> bool:
-        return any(
+        return (a, b) in self.one_way or any(
             start <= now < end and ((a in group) != (b in group))
             for start, end, group in self.partitions
         )
+
+    def paused_until(self, peer: int, now: float) -> float | None:
+        """When `peer` wakes, if it is paused at `now`."""
+        ends = [end for start, end, p in self.pauses if p == peer and start <= now < end]
+        return max(ends) if ends else None
+
+    def disturbed(self, peer: int, now: float) -> bool:
+        """Is a partition or a pause acting on `peer` now (one-way links are not counted:
+        they last for ever, and the other peers relay around them)?"""
+        return self.paused_until(peer, now) is not None or any(
+            start <= now < end for start, end, _ in self.partitions
+        )
+
+
+class MeshStalledError(AssertionError):
+    """A peer held ops it could not deliver and delivered nothing for `stall_limit` simulated
+    seconds of an undisturbed network: anti-entropy has stopped making progress."""
 
 
 PERFECT = Faults()
@@ -88,6 +112,9 @@ class PeerMesh:
     stats: MeshStats = field(default_factory=MeshStats)
     #: While set, bots make no moves (to measure how the mesh settles on its own).
     bots_paused: bool = False
+    #: Simulated seconds a peer may hold undeliverable ops without delivering anything (while
+    #: no partition or pause acts) before the mesh fails with `MeshStalledError`; None: never.
+    stall_limit: float | None = 60.0
 
     def __post_init__(self) -> None:
         self.rng = random.Random(f"mesh/{self.seed}")
@@ -129,6 +156,7 @@ class PeerMesh:
             self._schedule(self.rng.random() * self.heartbeat, "tick", i, None)
             if i < self.players:
                 self._schedule(1.0 + self.rng.random(), "bot", i, None)
+        self._progress: list[tuple[int, float]] = [(0, 0.0) for _ in self.replicas]
         self._flush_all()
 
     # --- the event loop ----------------------------------------------------------------
@@ -184,6 +212,11 @@ class PeerMesh:
             return False
         at, _, kind, peer, payload = heapq.heappop(self._queue)
         self.now = max(self.now, at)
+        wake = self.faults.paused_until(peer, self.now)
+        if wake is not None:
+            # Frozen: whatever was due happens when it wakes, all at once.
+            self._schedule(wake, kind, peer, payload)
+            return True
         replica = self.replicas[peer]
         if kind == "deliver" and payload is not None:
             sender, datagram = payload
@@ -195,14 +228,39 @@ class PeerMesh:
             self._bot_turn(peer)
         self._lobby(peer)
         self._flush(peer)
+        self._check_stall(peer)
         return True
+
+    def _check_stall(self, peer: int) -> None:
+        if self.stall_limit is None:
+            return
+        sync = self.replicas[peer].sync
+        delivered = sum(len(log) for log in sync.logs.values())
+        last, since = self._progress[peer]
+        if delivered != last or not sync.pending or self.faults.disturbed(peer, self.now):
+            self._progress[peer] = (delivered, self.now)
+            return
+        if self.now - since >= self.stall_limit:
+            ours = {a.hex()[:8]: n for a, n in sync.vector()}
+            parked = {a.hex()[:8]: sorted(q)[:8] for a, q in sync.pending.items()}
+            others = [
+                {a.hex()[:8]: n for a, n in r.sync.vector()}
+                for i, r in enumerate(self.replicas)
+                if i != peer
+            ]
+            raise MeshStalledError(
+                f"peer {peer} delivered nothing for {self.now - since:.1f} s at t={self.now:.1f} "
+                f"while holding ops it cannot deliver: vector {ours}, parked {parked}, "
+                f"the others' vectors {others}"
+            )
 
     def _bot_turn(self, peer: int) -> None:
         replica, bot = self.replicas[peer], self.bots[peer]
         rnd, seat = replica.current_round, replica.seat
         delay = 0.5
         if (
-            rnd is not None
+            not self.bots_paused
+            and rnd is not None
             and seat is not None
             and rnd.final is None
             and rnd.state.ended_by is None
@@ -269,6 +327,7 @@ class PeerMesh:
         self.replicas.append(replica)
         self.events.append([])
         self.finals.append({})
+        self._progress.append((0, self.now))
         self._schedule(self.now, "tick", index, None)
         self._flush(index)
         return replica

@@ -18,6 +18,7 @@ no library PRNG. The specification (also in docs/DEAL.md):
 from __future__ import annotations
 
 import hashlib
+import struct
 from collections.abc import Iterator
 from typing import NamedTuple
 
@@ -31,9 +32,8 @@ SALT_BYTES = 16  # the commitment H(seed || salt) hides a seed even if seeds wer
 def _uint32_stream(seed: bytes) -> Iterator[int]:
     counter = 0
     while True:
-        block = hashlib.sha256(seed + counter.to_bytes(8, "big")).digest()
-        for offset in range(0, 32, 4):
-            yield int.from_bytes(block[offset : offset + 4], "big")
+        # A block is eight big-endian 32-bit words.
+        yield from struct.unpack(">8I", hashlib.sha256(seed + counter.to_bytes(8, "big")).digest())
         counter += 1
 
 

@@ -17,7 +17,6 @@ from nerts_p2p.game.cards import (
     SUIT_OF,
     card_name,
     card_text,
-    colour_suit,
     face_name,
     face_of,
     is_joker,
@@ -26,6 +25,7 @@ from nerts_p2p.game.cards import (
 )
 from nerts_p2p.game.deck import Deal, deal_seat
 from nerts_p2p.game.errors import IllegalMoveError, NertsError, Rejection, RejectReason
+from nerts_p2p.game.fit import build_on_work, has_card_play, slide_under_pile
 from nerts_p2p.game.moves import (
     FROM_NERTS,
     FROM_WASTE,
@@ -186,54 +186,6 @@ def _reveal(
 # --- work piles and foundations -----------------------------------------------------------
 
 
-def build_on_work(pile: tuple[int, ...], stack: tuple[int, ...]) -> tuple[int, ...] | str:
-    """`pile` with `stack` built on it, or why it does not fit. Piles build down in
-    alternating colours; a joker is wild until a card is played on it, then it is fixed."""
-    if not pile:
-        return pile + stack
-    bottom, top = face_of(stack[0]), face_of(pile[-1])
-    if top < 52 and bottom < 52:
-        if RANK_OF[bottom] == RANK_OF[top] - 1 and RED_OF[bottom] != RED_OF[top]:
-            return pile + stack
-        if RED_OF[bottom] == RED_OF[top]:
-            return (
-                f"{face_name(bottom)} cannot go on {face_name(top)}: "
-                "work piles alternate red and black"
-            )
-        return f"{face_name(bottom)} cannot go on {face_name(top)}: work piles build down by one"
-    if top < 52:  # an unfixed joker goes on a card: it stays wild until covered
-        if RANK_OF[top] == 1:
-            return "a joker cannot go on an ace: it would have to be lower than an ace"
-        return pile + stack
-    if bottom >= 52:
-        return "a joker cannot go on a joker that does not stand for a card yet"
-    rank, red = RANK_OF[bottom] + 1, not RED_OF[bottom]
-    if rank > 13:
-        return "a king cannot go on a joker: the joker would have to be higher than a king"
-    if len(pile) >= 2:
-        below = face_of(pile[-2])
-        if RANK_OF[below] - 1 != rank or RED_OF[below] == red:
-            colour = "red" if not RED_OF[below] else "black"
-            return (
-                f"the joker on {face_name(below)} stands for a {colour} "
-                f"{RANK_OF[below] - 1}, so {face_name(bottom)} cannot go on it"
-            )
-    fixed = with_face(pile[-1], colour_suit(red) * 13 + rank - 1)
-    return pile[:-1] + (fixed,) + stack
-
-
-def slide_under_pile(pile: tuple[int, ...], card: int) -> tuple[int, ...] | str:
-    bottom, face = face_of(pile[0]), face_of(card)
-    if face >= 52 or bottom >= 52:
-        return "a joker without a fixed identity cannot take part in sliding under"
-    if RANK_OF[face] == RANK_OF[bottom] + 1 and RED_OF[face] != RED_OF[bottom]:
-        return (card,) + pile
-    return (
-        f"{face_name(face)} cannot slide under {face_name(bottom)}: it must be one rank "
-        "higher and of the other colour"
-    )
-
-
 def _to_foundation(
     state: GameState, entry: int, move: Move
 ) -> tuple[dict[int, Foundation], dict[int, tuple[int, ...]]] | Rejection:
@@ -361,13 +313,23 @@ def apply(state: GameState, move: Move, *, in_the_air: bool = False) -> GameStat
             stock = stock[1:] + stock[:1]
         return _with_seat(state, seat_no, seat._replace(stock=stock, waste=(), stuck=False))
     if action == ROTATE:
-        # Unsticking while waiting: leaves a stuck seat stuck (RULES.md, Stock and waste).
+        # Unsticking while waiting, for a stuck seat only (the Finnish/Lao text): rotating
+        # at will would shift the groups of three and make any stock card reachable. The
+        # seat stays stuck.
+        if not seat.stuck:
+            return _reject(
+                R.NOT_STUCK,
+                "only a stuck seat may move its top stock card to the bottom: declare "
+                "yourself stuck first",
+            )
         if len(seat.stock) < 2:
             return _reject(R.STOCK_EMPTY, "rotating needs at least two cards in the stock")
         return _with_seat(state, seat_no, seat._replace(stock=seat.stock[1:] + seat.stock[:1]))
     if action == STUCK:
         if seat.stuck:
             return _reject(R.ALREADY_STUCK, f"seat {seat_no} is already stuck")
+        if has_card_play(state, seat_no):
+            return _reject(R.NOT_STUCK, _not_stuck_message(state, seat_no))
         return _all_stuck_check(_with_seat(state, seat_no, seat._replace(stuck=True)))
     if action == NERTS:
         if seat.nerts_count:
@@ -380,10 +342,31 @@ def apply(state: GameState, move: Move, *, in_the_air: bool = False) -> GameStat
     return _reject(R.NO_SUCH_PILE, f"unknown action {action!r}")
 
 
+def _not_stuck_message(state: GameState, seat_no: int) -> str:
+    from nerts_p2p.game.legal import first_card_play  # legal builds on this module
+
+    play = first_card_play(state, seat_no)
+    assert play is not None  # asked only when has_card_play says there is one
+    return (
+        f"you are not stuck: you can still play the {card_name(play.card)} ({play}); a seat "
+        "is stuck only when it has no card to play but by turning its stock"
+    )
+
+
 def _with_seat(state: GameState, seat_no: int, seat: SeatState) -> GameState:
     seats = list(state.seats)
     seats[seat_no] = seat
-    return state._replace(seats=tuple(seats))
+    # The constructor, not `_replace`: this runs for every stock turn.
+    return GameState(
+        state.rules,
+        tuple(seats),
+        state.foundations,
+        state.wants,
+        state.ended_by,
+        state.called_by,
+        state.rotations,
+        state.progress,
+    )
 
 
 def _apply_turn(
@@ -402,7 +385,13 @@ def _apply_turn(
     seen = seat.seen
     turned = []
     for i in range(n):
-        result = _reveal(state, seat_no, stock[i], move.reveals[i] if move.reveals else None, seen)
+        slot = stock[i]
+        if slot <= -2 and not move.reveals:  # a view that knows the card (the simulator's)
+            card = -slot - 2
+            seen |= 1 << (card & 63)
+            turned.append(card)
+            continue
+        result = _reveal(state, seat_no, slot, move.reveals[i] if move.reveals else None, seen)
         if isinstance(result, Rejection):
             return result
         card, seen = result
@@ -410,7 +399,15 @@ def _apply_turn(
     return _with_seat(
         state,
         seat_no,
-        seat._replace(stock=stock[n:], waste=seat.waste + tuple(turned), seen=seen, stuck=False),
+        SeatState(
+            seat.nerts_hidden,
+            seat.nerts_up,
+            seat.work,
+            stock[n:],
+            seat.waste + tuple(turned),
+            seen,
+            False,
+        ),
     )
 
 
@@ -493,6 +490,12 @@ def _apply_play(
             return _reject(R.NO_SUCH_PILE, f"there is no work pile {dest}")
         if dest == source:
             return _reject(R.DOES_NOT_FIT, f"the {card_name(entry)} is already on work pile {dest}")
+        if source >= 0 and not work[dest] and not rules.fill_from_work:
+            return _reject(
+                R.VARIANT_OFF,
+                f"work pile {dest} is empty: at this table only the Nerts top or the waste "
+                "top may fill it",
+            )
         built = build_on_work(work[dest], stack)
         if isinstance(built, str):
             return _reject(R.DOES_NOT_FIT, built)
@@ -547,19 +550,30 @@ def _apply_play(
     ended_by, called_by = state.ended_by, state.called_by
     if rules.must_call and not nerts_up and ended_by is None:
         ended_by, called_by = ENDED_NERTS, seat_no
-    return GameState(
+    after = GameState(
         rules, tuple(seats), foundations, wants, ended_by, called_by, state.rotations, True
     )
+    for other, s in enumerate(seats):
+        # A stuck seat stops being stuck once it has a card to play again: another seat
+        # built the foundation its card needs, or put a card on its Nerts pile.
+        if s.stuck and has_card_play(after, other):
+            seats[other] = s._replace(stuck=False)
+            after = after._replace(seats=tuple(seats))
+    return after
 
 
 def _all_stuck_check(state: GameState) -> GameState:
     if not all(s.stuck for s in state.seats):
         return state
-    if state.rotations and not state.progress:
+    if state.rules.stuck_ends_round or (state.rotations and not state.progress):
         return state._replace(ended_by=ENDED_STALEMATE)
     seats = []
     for s in state.seats:
-        stock = s.stock + s.waste
+        # The Finnish/Lao text: the remaining stock goes (face down) on top of the waste,
+        # the whole pile is turned over, then its top card goes to the bottom. Turning it
+        # over puts the waste first, in the order it was turned, and the remaining stock
+        # after it, upside down.
+        stock = s.waste + s.stock[::-1]
         if len(stock) > 1:
             stock = stock[1:] + stock[:1]
         seats.append(s._replace(stock=stock, waste=(), stuck=False))

@@ -45,6 +45,7 @@ class RejectReason(enum.StrEnum):
     STOCK_EMPTY = "stock_empty"
     STOCK_NOT_EMPTY = "stock_not_empty"
     ALREADY_STUCK = "already_stuck"
+    NOT_STUCK = "not_stuck"
     NERTS_NOT_EMPTY = "nerts_not_empty"
 
 

@@ -6,8 +6,15 @@ Moves that turn a card face up are listed without the card: only the seat knows 
 
 from __future__ import annotations
 
-from nerts_p2p.game.cards import CARD_MASK, RANK_OF, RED_OF, SUIT_OF, face_index, face_of, is_joker
-from nerts_p2p.game.engine import build_on_work, exposed_ace, is_ace_to_centre, slide_under_pile
+from nerts_p2p.game.cards import CARD_MASK, RANK_OF, RED_OF, face_index, face_of, is_joker
+from nerts_p2p.game.engine import exposed_ace, is_ace_to_centre
+from nerts_p2p.game.fit import (
+    builds_on_nerts,
+    fits_work,
+    has_card_play,
+    slides_under,
+    substack_moves,
+)
 from nerts_p2p.game.moves import (
     FROM_NERTS,
     FROM_WASTE,
@@ -79,34 +86,28 @@ def legal_moves(state: GameState, seat: int) -> list[Move]:
         moves.extend(foundation_moves(state, seat, entry, source))
         if source < 0:
             for j, pile in enumerate(work):
-                if not isinstance(build_on_work(pile, (entry,)), str):
+                if fits_work(pile, entry):
                     moves.append(Move(seat, PLAY, card, source, TO_WORK, j))
             if rules.slide_under and has_empty:
                 for j, pile in enumerate(work):
-                    if pile and not isinstance(slide_under_pile(pile, entry), str):
+                    if pile and slides_under(pile, entry):
                         moves.append(Move(seat, PLAY, card, source, TO_UNDER, j))
-        if rules.nerts_builds and not is_joker(entry):
-            face = face_of(entry)
+        if rules.nerts_builds:
             for v, other in enumerate(state.seats):
-                top = other.nerts_top
-                if v == seat or top is None or is_joker(top):
-                    continue
-                tf = top & 63
-                if SUIT_OF[tf] == SUIT_OF[face] and abs(RANK_OF[tf] - RANK_OF[face]) == 1:
+                if v != seat and other.nerts_up and builds_on_nerts(other.nerts_up[-1], entry):
                     moves.append(Move(seat, PLAY, card, source, TO_NERTS, v))
-    for k, pile in enumerate(work):
-        for at in range(len(pile) - 1, -1, -1):
-            stack = pile[at:]
-            for j, target in enumerate(work):
-                if j != k and not isinstance(build_on_work(target, stack), str):
-                    moves.append(Move(seat, PLAY, pile[at] & CARD_MASK, k, TO_WORK, j))
+    # Every move so far puts a card somewhere other than the seat's own work piles: a card
+    # play (what keeps a seat from being stuck, `fit.has_card_play`).
+    card_play = bool(moves)
+    for k, at, j in substack_moves(work, rules.fill_from_work):
+        moves.append(Move(seat, PLAY, work[k][at] & CARD_MASK, k, TO_WORK, j))
     if s.stock:
         moves.append(Move(seat, TURN))
-        if len(s.stock) >= 2:
+        if s.stuck and len(s.stock) >= 2:
             moves.append(Move(seat, ROTATE))
     elif s.waste:
         moves.append(Move(seat, RECYCLE))
-    if not s.stuck:
+    if not s.stuck and not card_play:
         moves.append(Move(seat, STUCK))
     if not s.nerts_up and not s.nerts_hidden and not rules.must_call:
         moves.append(Move(seat, NERTS))
@@ -115,3 +116,15 @@ def legal_moves(state: GameState, seat: int) -> list[Move]:
         if ace is not None:
             moves = [m for m in moves if is_ace_to_centre(m)]
     return moves
+
+
+def first_card_play(state: GameState, seat: int) -> Move | None:
+    """The first card move `legal_moves` lists that is not between the seat's own work piles:
+    what keeps a seat from being stuck (`fit.has_card_play`)."""
+    if not has_card_play(state, seat):
+        return None
+    return next(
+        m
+        for m in legal_moves(state, seat)
+        if m.action == PLAY and not (m.source >= 0 and m.dest_kind == TO_WORK)
+    )

@@ -22,6 +22,7 @@ import hashlib
 
 from nerts_p2p.game.cards import CARD_MASK, card_text, face_of, owner_of, parse_card
 from nerts_p2p.game.errors import NertsError, NotationError
+from nerts_p2p.game.fit import has_card_play
 from nerts_p2p.game.rules import parse_rule_options, rule_options_text
 from nerts_p2p.game.state import (
     ENDED_NERTS,
@@ -205,6 +206,11 @@ def parse_position(text: str) -> GameState:
         status[2] == "1",
     )
     _check_conservation(state)
+    for i, s in enumerate(seats_t):
+        # The engine lifts a stuck flag as soon as the seat has a card to play, so no game
+        # reaches such a position.
+        if s.stuck and has_card_play(state, i):
+            raise NotationError(f"seat {i} is marked stuck (s) but still has a card to play")
     return state
 
 

@@ -15,6 +15,9 @@ from nerts_p2p.game.errors import RulesError
 
 #: The Russian/German text: builds on Nerts piles, Aces first, emptying the pile ends the round.
 GERMAN: dict[str, bool] = {"nerts_builds": True, "aces_first": True, "must_call": True}
+#: The Norwegian two-deck text: nobody can move, the round ends (no rotation first); an
+#: empty work pile takes only the Nerts top or the waste top.
+NORWEGIAN: dict[str, bool] = {"stuck_ends_round": True, "fill_from_work": False}
 MIN_SEATS = 2
 MAX_SEATS = 8
 
@@ -43,6 +46,17 @@ class Rules:
     aces_first: bool = False
     #: A Nerts or waste card may be slid under a work pile while a work pile is empty.
     slide_under: bool = True
+    #: When every seat is stuck the round ends at once, without rotating the stocks first
+    #: (the Norwegian text).
+    stuck_ends_round: bool = False
+    #: An empty work pile may take cards from another work pile. Off: only the Nerts top or
+    #: the waste top may fill it (the Norwegian text).
+    fill_from_work: bool = True
+    #: The match also ends after this many rounds (0: no limit; the German text).
+    match_rounds: int = 0
+    #: The match also ends once the first total leads the last by at least this many points
+    #: (0: no such end; the German text).
+    match_spread: int = 0
 
     def __post_init__(self) -> None:
         def need(ok: bool, message: str) -> None:
@@ -65,6 +79,14 @@ class Rules:
             self.nerts_penalty in (1, 2), f"nerts_penalty must be 1 or 2, got {self.nerts_penalty}"
         )
         need(0 <= self.jokers <= 2, f"jokers must be 0, 1 or 2, got {self.jokers}")
+        need(
+            0 <= self.match_rounds <= 1000,
+            f"match_rounds must be 0 (no limit) or 1..1000, got {self.match_rounds}",
+        )
+        need(
+            0 <= self.match_spread <= 10_000,
+            f"match_spread must be 0 (off) or 1..10000, got {self.match_spread}",
+        )
 
     @property
     def deck_size(self) -> int:
@@ -82,6 +104,11 @@ class Rules:
     def german(cls, seats: int = 4) -> Rules:
         """The Russian/German text (`GERMAN`)."""
         return cls(seats=seats, **GERMAN)
+
+    @classmethod
+    def norwegian(cls, seats: int = 2) -> Rules:
+        """The Norwegian two-deck text (`NORWEGIAN`), for 2 players or 2 teams."""
+        return cls(seats=seats, **NORWEGIAN)
 
     def to_dict(self) -> dict[str, int | bool]:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}

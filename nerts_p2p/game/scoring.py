@@ -42,11 +42,24 @@ def score_round(
     return tuple(scores)
 
 
-def match_winner(totals: Sequence[int], target: int) -> int | None:
-    """The seat that has won the match: at or over the target and alone at the top (a tie at
-    the top is played off with another round)."""
+def match_over(totals: Sequence[int], rules: Rules, rounds: int) -> bool:
+    """Whether the match may end after `rounds` rounds with these totals: some total reached
+    the target, or (the German text) the agreed number of rounds is played, or the first
+    total leads the last by the agreed spread."""
     best = max(totals)
-    if best < target or list(totals).count(best) > 1:
+    return (
+        best >= rules.target
+        or (rules.match_rounds > 0 and rounds >= rules.match_rounds)
+        or (rules.match_spread > 0 and best - min(totals) >= rules.match_spread)
+    )
+
+
+def match_winner(totals: Sequence[int], rules: Rules, rounds: int) -> int | None:
+    """The seat that has won the match after `rounds` rounds: the match is over
+    (`match_over`) and this seat's total is alone at the top. A tie at the top, whatever
+    ended the match, is played off with another round."""
+    best = max(totals)
+    if not match_over(totals, rules, rounds) or list(totals).count(best) > 1:
         return None
     return list(totals).index(best)
 
@@ -54,7 +67,9 @@ def match_winner(totals: Sequence[int], target: int) -> int | None:
 @dataclass
 class MatchScore:
     """Totals across rounds. The match ends after a round in which some seat reaches the
-    target; the highest total wins, and a tie at the top is played off with another round."""
+    target (or, under the German options, after `match_rounds` rounds or once the spread of
+    the totals reaches `match_spread`); the highest total wins, and a tie at the top is
+    played off with another round."""
 
     rules: Rules
     totals: list[int] = field(default_factory=list)
@@ -71,7 +86,7 @@ class MatchScore:
 
     @property
     def winner(self) -> int | None:
-        return match_winner(self.totals, self.rules.target)
+        return match_winner(self.totals, self.rules, self.rounds)
 
     @property
     def finished(self) -> bool:

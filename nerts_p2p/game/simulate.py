@@ -17,6 +17,7 @@ from nerts_p2p.game.bots import BotLevel, BotPlayer
 from nerts_p2p.game.deck import seat_seed
 from nerts_p2p.game.engine import apply, omniscient_start
 from nerts_p2p.game.errors import NertsError, Rejection
+from nerts_p2p.game.legal import first_card_play
 from nerts_p2p.game.moves import STUCK, Move
 from nerts_p2p.game.position import state_hash
 from nerts_p2p.game.rules import Rules
@@ -121,8 +122,11 @@ def simulate_round(
 
 
 def _wrap_up(state: GameState, player: BotPlayer) -> Move | None:
+    """Past `WRAP_UP_AFTER`: play what keeps the seat from being stuck, then declare it."""
     seat = state.seats[player.seat]
-    return None if seat.stuck else Move(player.seat, STUCK)
+    if seat.stuck:
+        return None
+    return first_card_play(state, player.seat) or Move(player.seat, STUCK)
 
 
 def simulate_match(

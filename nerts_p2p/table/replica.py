@@ -19,8 +19,9 @@ Randomness (deal seeds, salts) is handed in by the shell; nothing here reads a c
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from nerts_p2p.game.audit import AuditReport, audit_round
 from nerts_p2p.game.cards import make_card
@@ -32,7 +33,7 @@ from nerts_p2p.game.position import state_digest, state_hash
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.game.scoring import SeatScore, match_winner, score_round
 from nerts_p2p.game.state import GameState
-from protocol.errors import RemoteProtocolError
+from protocol.errors import LocalProtocolError, RemoteProtocolError
 from protocol.messages import PLAYER, SPECTATOR, Kind, Op
 from protocol.order import EpochLog
 from protocol.sealed import open_from, seal_for
@@ -45,19 +46,16 @@ from protocol.sync import (
     SyncPeer,
 )
 
+from .gate import TableGate, seating_problem
+from .wire import rules_from_wire, rules_to_wire
+
 COMMIT_DOMAIN = b"nerts-p2p/deal\0"
+#: The REVEAL payload of a participant that deals no seed (a partner): its end of the round.
+END_MARKER = (bytes(SEED_BYTES), bytes(SALT_BYTES))
 
 
 def deal_commitment(seed: bytes, salt: bytes) -> bytes:
     return hashlib.sha256(COMMIT_DOMAIN + seed + salt).digest()
-
-
-def rules_to_wire(rules: Rules) -> list[list[object]]:
-    return [[name, value] for name, value in sorted(rules.to_dict().items())]
-
-
-def rules_from_wire(pairs: object) -> Rules:
-    return Rules.from_dict(dict(pairs))  # type: ignore[call-overload]
 
 
 # --- game events ---------------------------------------------------------------------------
@@ -223,6 +221,13 @@ class ReplicatedRound:
         step.in_the_air = True
         return apply(state, move, in_the_air=True)
 
+    def covers_end(self, op: Op) -> bool:
+        """Had `op`'s author seen the op that ended the round (its deps name it)?"""
+        if self.end_position is None:
+            return False
+        end_op = self.steps[self.end_position].op
+        return op.round_deps[self.log.index[end_op.author]] >= end_op.seq
+
     def end_is_stable(self) -> bool:
         return self.end_position is not None and self.end_position < self.log.stable_count()
 
@@ -235,19 +240,6 @@ class ReplicatedRound:
         ]
 
 
-def _check_seating(rules: Rules, seats: tuple[int, ...]) -> None:
-    """Every seat of the rules is taken, by one player (two with partnerships)."""
-    per_seat = 2 if rules.partnerships else 1
-    counts = {seat: seats.count(seat) for seat in set(seats)}
-    if set(counts) != set(range(rules.seats)):
-        raise NertsError(
-            f"the START seats players at {sorted(counts)}, but the rules have "
-            f"seats 0..{rules.seats - 1}"
-        )
-    if any(count > per_seat for count in counts.values()):
-        raise NertsError(f"the START puts more than {per_seat} player(s) on a seat")
-
-
 # --- the table ------------------------------------------------------------------------------
 
 
@@ -258,6 +250,7 @@ class TableReplica:
         self, sync: SyncPeer, *, name: str, role: int, randomness: Callable[[int], bytes]
     ) -> None:
         self.sync = sync
+        TableGate(sync).install()  # the game's checks at the gate: nobody can wedge the table
         self.name = name
         self.role = role
         self.randomness = randomness
@@ -396,7 +389,16 @@ class TableReplica:
             raise NertsError(f"a round needs at least {2 * per_seat} ready players")
         seats = [i // per_seat for i in range(len(players))]
         seated = Rules.from_dict({**rules.to_dict(), "seats": len(players) // per_seat})
-        op = self.sync.author(Kind.START, number, [players, seats, rules_to_wire(seated)])
+        payload = [players, seats, rules_to_wire(seated)]
+        # A START that would fail here would fail everywhere and use up round `number` for
+        # good: check the round can start before signing it.
+        latest = {p: self.sync.readies[(number, p)][-1] for p in players}
+        self._round_setup(number, payload, dict(latest))
+        try:
+            op = self.sync.author(Kind.START, number, payload)
+        except LocalProtocolError as exc:
+            # Refused before it was signed or sent: round `number` is still free to start.
+            raise NertsError(f"round {number} cannot start: {exc.message}") from exc
         self._after_sync()
         return op
 
@@ -523,21 +525,41 @@ class TableReplica:
         """A START delivered: the round's public start state from the players' READYs. A
         START that makes no sense as a game is reported and the round never starts here, the
         same on every peer (the check depends on the START and its causal past only)."""
-        participants, seats, wire_rules = op.payload
+        participants = op.payload[0]
+        readies = {p: self.sync.ready_for(op.epoch, p, op) for p in participants}
         try:
-            rules = rules_from_wire(wire_rules)
-            _check_seating(rules, seats)
+            rules, seat_of, commitments, dealer, start = self._round_setup(
+                op.epoch, op.payload, readies
+            )
         except NertsError as exc:
             self._events.append(ProtocolViolation(op.author, f"round cannot start: {exc}"))
             return
         log = self.sync.epochs[op.epoch]
+        self.rounds[op.epoch] = ReplicatedRound(
+            op.epoch, rules, log, seat_of, commitments, dealer, start
+        )
+        self.rounds[op.epoch].fold_one(op)
+        self._events.append(RoundStarted(op.epoch, seat_of.get(self.me)))
+
+    def _round_setup(
+        self, number: int, payload: Sequence[Any], readies: dict[bytes, Op | None]
+    ) -> tuple[Rules, dict[bytes, int], dict[bytes, bytes], dict[int, bytes], GameState]:
+        """Rules, seating, commitments, dealers and public start state of a round from its
+        START payload and the READY each participant's entry uses. Raises NertsError (in
+        words) if the round cannot start: the host checks this before it signs a START."""
+        participants, seats, wire_rules = payload
+        rules = rules_from_wire(wire_rules)
+        problem = seating_problem(rules, seats)
+        if problem is not None:
+            raise NertsError(problem)
         seat_of = dict(zip(participants, seats, strict=True))
         commitments: dict[bytes, bytes] = {}
         shown_by_seat: dict[int, list[int]] = {}
         dealer: dict[int, bytes] = {}
         for author in participants:
-            ready = self.sync.ready_for(op.epoch, author, op)
-            assert ready is not None  # the sync layer rejects a START without it
+            ready = readies.get(author)
+            if ready is None:
+                raise NertsError("a participant has no READY for this round")
             commitments[author] = ready.payload[1]
             seat = seat_of[author]
             if seat not in dealer:
@@ -547,17 +569,9 @@ class TableReplica:
         my_seat = seat_of.get(self.me)
         own_seed = None
         if my_seat is not None and dealer.get(my_seat) == self.me:
-            own_seed = self.my_secrets.get(op.epoch, (None, None))[0]
-        try:
-            start = public_start(rules, shown, own_seat=my_seat, own_seed=own_seed)
-        except NertsError as exc:
-            self._events.append(ProtocolViolation(op.author, f"round cannot start: {exc}"))
-            return
-        self.rounds[op.epoch] = ReplicatedRound(
-            op.epoch, rules, log, seat_of, commitments, dealer, start
-        )
-        self.rounds[op.epoch].fold_one(op)
-        self._events.append(RoundStarted(op.epoch, my_seat))
+            own_seed = self.my_secrets.get(number, (None, None))[0]
+        start = public_start(rules, shown, own_seat=my_seat, own_seed=own_seed)
+        return rules, seat_of, commitments, dealer, start
 
     def _note_stability(self) -> None:
         rnd = self.current_round
@@ -575,17 +589,23 @@ class TableReplica:
                 continue
             if not rnd.shared and rnd.rules.partnerships:
                 self._share_seed(rnd)
-            if (
-                not rnd.revealed
-                and self.me in rnd.dealer.values()
-                and rnd.end_is_stable()
-                and rnd.number in self.my_secrets
-            ):
-                rnd.revealed = True
-                seed, salt = self.my_secrets[rnd.number]
-                self._author_now(Kind.REVEAL, rnd.number, [seed, salt])
+            if not rnd.revealed and self.me in rnd.seat_of and rnd.end_is_stable():
+                self._reveal(rnd)
             if rnd.end_is_stable() and self._reveals_stable(rnd):
                 self._finish(rnd)
+
+    def _reveal(self, rnd: ReplicatedRound) -> None:
+        """Every participant's end of the round: a dealer reveals its seed and salt; a partner
+        that deals no seed sends a REVEAL of zero bytes (`END_MARKER`), which says the same
+        thing: it has seen the end, and it makes no more moves in this round."""
+        if self.me in rnd.dealer.values():
+            if rnd.number not in self.my_secrets:
+                return  # nothing to reveal with (a restart without its seed)
+            seed, salt = self.my_secrets[rnd.number]
+        else:
+            seed, salt = END_MARKER
+        rnd.revealed = True
+        self._author_now(Kind.REVEAL, rnd.number, [seed, salt])
 
     def _take_partner_seed(self, rnd: ReplicatedRound, op: Op) -> bool:
         """Our partner (the seat's dealer) sealed the seat's seed to us: from now on we know
@@ -638,12 +658,13 @@ class TableReplica:
                 self._on_delivered(event, {})
 
     def _reveals_stable(self, rnd: ReplicatedRound) -> bool:
-        """Every dealer still in the round has revealed, and its REVEAL is stable (an op is
+        """Every participant still in the round has revealed (a partner that deals no seed: its
+        end marker), and its REVEAL is stable (an op is
         stable exactly when its Lamport time is within the round's stable bound)."""
         bound = rnd.log.stable_bound()
         return all(
             author in rnd.reveals and rnd.reveals[author].lamport <= bound
-            for author in rnd.dealer.values()
+            for author in rnd.seat_of
             if rnd.log.counts_author(author)
         )
 
@@ -657,6 +678,11 @@ class TableReplica:
             if deal_commitment(seed, salt) != rnd.commitments[author]:
                 cheaters.add(seat)
             seeds.append(seed)
+        # A REVEAL (or end marker) that had not seen the op that ended the round was made
+        # before its author knew the round was over: honest peers never do that.
+        for author, reveal in rnd.reveals.items():
+            if rnd.log.counts_author(author) and not rnd.covers_end(reveal):
+                cheaters.add(rnd.seat_of[author])
         # The audit replays the round from the seeds and must reach the fold's end state (in
         # public knowledge); `report.diverged` says if it did not.
         end = rnd.states[-1]
@@ -673,7 +699,7 @@ class TableReplica:
             frozenset(cheaters),
             report,
             totals,
-            match_winner(totals, rnd.rules.target),
+            match_winner(totals, rnd.rules, rnd.number),
         )
         self._events.append(rnd.final)
 
@@ -703,4 +729,6 @@ __all__ = [
     "StableState",
     "TableReplica",
     "deal_commitment",
+    "rules_from_wire",
+    "rules_to_wire",
 ]

@@ -70,4 +70,6 @@ def rules(draw: st.DrawFn, *, max_seats: int = 4) -> Rules:
         nerts_builds=draw(st.booleans()),
         aces_first=draw(st.booleans()),
         slide_under=draw(st.booleans()),
+        stuck_ends_round=draw(st.booleans()),
+        fill_from_work=draw(st.booleans()),
     )

@@ -111,7 +111,7 @@ POSITIONS = {
     "wild and fixed jokers, builds, stuck": position(
         seat("?10:X1", work="9H.X2=8S,-,5D,KC", waste="TS"),
         seat("?11:6D", work="7C,-,-,-"),
-        seat("?11:4D", work="-,-,-,-", stuck=True),
+        seat("?11:4D", work="KS,KC,KH,KD", stuck=True),
         rules=JOKERS_AND_BUILDS + ";slide_under=true",
         foundations="AH@1.2H@1.3H@1,AS@2,AC@0.2C@0.3C@0.4C@0.5C@0.6C@0.7C@0",
     ),
@@ -127,7 +127,7 @@ POSITIONS = {
     # An empty Nerts pile: the seat may call; its stock is empty, so it may only recycle.
     "empty Nerts pile, waste to recycle": position(
         seat("-:-", work="KC,QC,-,-", stock="-", waste="9C.X1.TC.JC"),
-        seat("?11:KD", stuck=True),
+        seat("?11:KD", work="QS,QC,JS,JC", stuck=True),
         rules="jokers=1",
         foundations=",".join([run("S", "K"), run("H", "K"), run("D", "K"), run("C", "8")]),
     ),
@@ -164,9 +164,14 @@ def test_the_crafted_positions_hold_what_they_claim() -> None:
     assert {"0 X1=AD n-f", "0 X1=4H n-fAH@1", "0 X1=2S n-fAS@2", "0 X1=8C n-fAC"} <= listed
     assert "0 X2=8C w0-fAC" in listed
     assert "0 X2=8S w0-fAC" not in listed  # a fixed joker keeps its colour and rank
-    assert {"0 5D w2-n1", "0 5D w2-n2", "0 TS d-u0", "0 stuck"} <= listed
+    assert {"0 5D w2-n1", "0 5D w2-n2", "0 TS d-u0"} <= listed
+    assert "0 stuck" not in listed  # stuck is only for a seat with no card to play
     assert "2 stuck" not in {str(m) for m in legal_moves(rich, 2)}
-    assert "1 stuck" in {str(m) for m in legal_moves(rich, 1)}
+    assert "1 stuck" not in {str(m) for m in legal_moves(rich, 1)}  # 6D fits an empty pile
+    no_card_to_play = position(
+        seat("?11:KD", work="QS,QC,JS,JC"), seat("?11:KH", work="QH,QD,JH,JD")
+    )
+    assert "0 stuck" in {str(m) for m in legal_moves(no_card_to_play, 0)}
     built_on = {str(m) for m in legal_moves(POSITIONS["jokers on every pile"], 2)}
     assert {"2 TH@1 n-w2", "2 TH@1 n-w3"} <= built_on
     assert not any(" JH " in m for m in built_on)  # the card under the top stays put

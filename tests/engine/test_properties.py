@@ -27,12 +27,15 @@ from nerts_p2p.game.engine import (
     shown_cards,
 )
 from nerts_p2p.game.errors import Rejection
+from nerts_p2p.game.fit import has_card_play
 from nerts_p2p.game.legal import legal_moves
 from nerts_p2p.game.moves import (
     FROM_NERTS,
     FROM_WASTE,
     NEW_FOUNDATION,
+    PLAY,
     TO_FOUNDATION,
+    TO_WORK,
     Move,
     move_text,
     parse_move,
@@ -160,6 +163,23 @@ def test_legal_moves_are_exactly_the_moves_apply_accepts(rules: Rules, data: st.
                 assert not isinstance(result, Rejection), (legal, result)
         if accepted:
             assert canonical(move) in legal_moves(state, move.seat), move
+
+
+@settings(max_examples=40, deadline=None)
+@given(strategies.rules(), st.data())
+def test_no_seat_is_ever_stuck_while_it_has_a_card_to_play(
+    rules: Rules, data: st.DataObject
+) -> None:
+    fold = fold_moves(data, rules, max_steps=60)
+    for state in fold.states:
+        for seat in range(rules.seats):
+            plays = [
+                m
+                for m in legal_moves(state._replace(ended_by=None), seat)
+                if m.action == PLAY and not (m.source >= 0 and m.dest_kind == TO_WORK)
+            ]
+            assert has_card_play(state, seat) is bool(plays), plays
+            assert not (state.seats[seat].stuck and plays), plays
 
 
 @FOLD

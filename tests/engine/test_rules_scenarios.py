@@ -274,55 +274,71 @@ def test_recycling_needs_an_empty_stock_and_something_on_the_waste() -> None:
 
 
 def test_rotate_moves_the_top_stock_card_to_the_bottom_and_keeps_a_seat_stuck() -> None:
-    state = position(seat("*:KS", stock="2S.3S.4S", stuck=True), seat())
+    state = position(seat("*:KS", work=FULL, stock="2S.3S.4S", stuck=True), seat())
     rotated = after(state, "0 rotate")
     assert seat_text(rotated, 0).split("/")[2:] == ["3S.4S.2S", "-", "s"]
-    short = position(seat("*:KS", stock="2S"), seat())
+    short = position(seat("*:KS", work=FULL, stock="2S", stuck=True), seat())
     assert rejected(short, "0 rotate").reason == R.STOCK_EMPTY
 
 
 # --- stuck seats and stalemate ------------------------------------------------------------
 
+#: Work piles on which nothing of the seats below fits (JS may move onto QH: not a card play).
+FULL = "5D,9C,QH,QD.JS"
+
 
 def stuck_table() -> GameState:
-    """Seat 0 has declared itself stuck; seat 1 is about to."""
+    """Seat 0 has declared itself stuck; seat 1 is about to. Neither has a card to play."""
     return position(
-        seat("*:KS", work="5D,-,-,-", stock="?2", waste="2S.3S", stuck=True),
-        seat("*:KH", stock="4C", waste="5C.6C"),
+        seat("*:KS", work=FULL, stock="?2", waste="2S.3S", stuck=True),
+        seat("*:KH", work="5S,9D,QC,JD", stock="4C", waste="5C.6C"),
     )
 
 
 def test_one_stuck_seat_waits_and_a_turn_or_card_move_unsticks_it() -> None:
-    state = position(seat(work="5D,-,-,-", stuck=True), seat())
+    state = stuck_table()
     assert rejected(state, "0 stuck").reason == R.ALREADY_STUCK
-    assert not after(state, "0 turn +2S+3S+4S").seats[0].stuck
-    assert not after(state, "0 5D w0-w1").seats[0].stuck
+    assert not after(state, "0 turn +7H+8H").seats[0].stuck
+    assert not after(state, "0 JS w3-w2").seats[0].stuck
     assert after(state, "1 stuck").rotations == 1  # both stuck now
-    assert after(position(seat(), seat()), "1 stuck").rotations == 0
+    not_yet = position(seat("?12:KS", work=FULL), seat("?12:KH", work="5S,9D,QC,JD"))
+    assert after(not_yet, "1 stuck").rotations == 0
 
 
-def test_all_stuck_rotates_every_stock_waste_under_stock_and_top_to_bottom() -> None:
+def test_all_stuck_rotates_every_stock_waste_first_then_the_stock_upside_down() -> None:
     state = after(stuck_table(), "1 stuck")
     text = position_text(state)
     assert status_text(text) == "play/1/0"
-    # The engine's choice where RULES.md is silent: the waste goes *under* what is left
-    # of the stock (so the unseen cards come first), then the top card goes to the bottom.
-    assert seat_text(state, 0).split("/")[2:] == ["?1.2S.3S.?1", "-", "-"]
-    assert seat_text(state, 1).split("/")[2:] == ["5C.6C.4C", "-", "-"]
+    # The Finnish/Lao text: the remaining stock goes on top of the waste, the whole pile is
+    # turned over (waste first, in the order it was turned, then the stock upside down),
+    # then the top card goes to the bottom.
+    assert seat_text(state, 0).split("/")[2:] == ["3S.?2.2S", "-", "-"]
+    assert seat_text(state, 1).split("/")[2:] == ["6C.4C.5C", "-", "-"]
+
+
+def test_all_stuck_turns_a_stock_of_known_cards_upside_down_under_the_waste() -> None:
+    table = position(
+        seat("*:KS", work=FULL, stock="7D.8D.9D", waste="2S.3S", stuck=True),
+        seat("*:KH", work="5S,9D,QC,JD", stock="-", waste="5C.6C"),
+    )
+    state = after(table, "1 stuck")
+    # Waste 2S 3S, then the stock 9D 8D 7D (its top 7D now deepest), then 2S to the bottom.
+    assert seat_text(state, 0).split("/")[2] == "3S.9D.8D.7D.2S"
+    assert seat_text(state, 1).split("/")[2] == "6C.5C"
 
 
 def test_all_stuck_again_without_a_card_move_ends_in_stalemate() -> None:
     rotated = after(stuck_table(), "1 stuck")
     # Turning the stock is not a card move: the table is still stuck.
-    again = after(rotated, "0 turn +7H+2S+3S", "0 stuck", "1 stuck")
+    again = after(rotated, "0 turn +3S+7H+4H", "0 stuck", "1 stuck")
     assert again.ended_by == ENDED_STALEMATE
     assert status_text(position_text(again)) == "stalemate/1/0"
-    assert rejected(again, "0 5D w0-w1").reason == R.ROUND_OVER
+    assert rejected(again, "0 JS w3-w2").reason == R.ROUND_OVER
 
 
 def test_a_card_move_between_two_all_stuck_rounds_leads_to_another_rotation() -> None:
     rotated = after(stuck_table(), "1 stuck")
-    moved = after(rotated, "0 5D w0-w1")
+    moved = after(rotated, "0 JS w3-w2")
     assert status_text(position_text(moved)) == "play/1/1"
     again = after(moved, "0 stuck", "1 stuck")
     assert again.ended_by is None
@@ -357,11 +373,12 @@ def test_after_the_call_only_moves_already_in_the_air_count() -> None:
 
 def test_a_seat_that_turned_its_waste_over_in_the_air_keeps_its_card_move() -> None:
     state = position(
-        seat("-:-"), seat("*:KS", work="3D,-,-,-", stock="-", waste="3H.2S.9D"), foundations="-"
+        seat("-:-"), seat("*:KS", work="3D,-,-,-", stock="-", waste="2S.3H.9D"), foundations="-"
     )
     called = after(state, "0 nerts")
-    # Seat 1 had not seen the call: it turned its waste over, rotated, turned, and played.
-    late = after(called, "1 recycle", "1 rotate", "1 turn", "1 2S d-w0", in_the_air=True)
+    # Seat 1 had not seen the call: it turned its waste over (2S to the bottom), turned the
+    # stock, and played.
+    late = after(called, "1 recycle", "1 turn", "1 2S d-w0", in_the_air=True)
     assert work_text(late, 1) == "3D.2S,-,-,-"
     assert late.called_by == 0
 
@@ -550,7 +567,7 @@ def test_building_on_nerts_piles_is_off_by_default() -> None:
 def test_aces_first_blocks_every_other_move_while_an_ace_is_exposed(variant: bool) -> None:
     rules = "aces_first=true" if variant else "-"
     state = position(seat("?11:7C", work="AS,8H,-,-"), seat(), rules=rules)
-    others = ["0 turn +2D+3D+4D", "0 7C n-w1 +2D", "0 stuck"]
+    others = ["0 turn +2D+3D+4D", "0 7C n-w1 +2D", "0 8H w1-w2"]
     for move in others:
         result = apply(state, parse_move(move))
         assert isinstance(result, Rejection) is variant, move

@@ -31,10 +31,10 @@ def test_a_round_where_stalemate_never_ends_play_fails_past_the_rotation_cap(
 
     monkeypatch.setattr(simulate, "apply", never_stalemate)
     monkeypatch.setattr(simulate, "MAX_ROTATIONS_PER_ROUND", 20)
-    # Novices at this table end round 1 in a stalemate (seed 4 of the simulation tests).
-    seeds = [seat_seed(4, 1, s) for s in range(2)]
+    # Two novices end most rounds in a stalemate; with these deals (match seed 1) round 1 does.
+    seeds = [seat_seed(1, 1, s) for s in range(2)]
     with pytest.raises(NertsError, match="21 all-stuck rotations: a rule lets a round go on"):
-        simulate.simulate_round(RULES, seeds, [LEVELS["novice"]] * 2, match_seed=4)
+        simulate.simulate_round(RULES, seeds, [LEVELS["novice"]] * 2, match_seed=1)
 
 
 def test_a_round_where_moves_change_nothing_fails_past_the_event_cap(

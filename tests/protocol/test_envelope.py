@@ -142,18 +142,34 @@ def test_unsealable_body_is_a_local_error() -> None:
 @pytest.mark.parametrize(
     ("datagram", "reason", "words"),
     [
-        pytest.param(_raw_envelope(pack(1), version=2), DropReason.SCHEMA, "version 2", id="v2"),
+        pytest.param(
+            _raw_envelope(pack(1), version=1), DropReason.WRONG_VERSION, "version 1", id="v1-peer"
+        ),
         pytest.param(_raw_envelope(pack(1), version=True), DropReason.SCHEMA, "got bool", id="v1"),
         pytest.param(_raw_envelope(pack(1), version="1"), DropReason.SCHEMA, "got str", id="v-str"),
         pytest.param(pack({"v": 1}), DropReason.SCHEMA, "expected an array", id="map"),
         pytest.param(pack([]), DropReason.SCHEMA, "expected an array", id="empty array"),
-        pytest.param(pack([1, pack(1)]), DropReason.SCHEMA, "2 items", id="no signature"),
         pytest.param(
-            pack([1, pack(1), b"s" * 64, b""]), DropReason.SCHEMA, "4 items", id="extra item"
+            pack([PROTOCOL_VERSION, pack(1)]), DropReason.SCHEMA, "2 items", id="no signature"
         ),
-        pytest.param(pack([1, pack(1), b"s" * 63]), DropReason.SCHEMA, "63 bytes", id="short sig"),
-        pytest.param(pack([1, "body", b"s" * 64]), DropReason.SCHEMA, "got str", id="str body"),
-        pytest.param(pack([1, b"", b"s" * 64]), DropReason.MALFORMED, "empty", id="empty body"),
+        pytest.param(
+            pack([PROTOCOL_VERSION, pack(1), b"s" * 64, b""]),
+            DropReason.SCHEMA,
+            "4 items",
+            id="extra item",
+        ),
+        pytest.param(
+            pack([PROTOCOL_VERSION, pack(1), b"s" * 63]),
+            DropReason.SCHEMA,
+            "63 bytes",
+            id="short sig",
+        ),
+        pytest.param(
+            pack([PROTOCOL_VERSION, "body", b"s" * 64]), DropReason.SCHEMA, "got str", id="str body"
+        ),
+        pytest.param(
+            pack([PROTOCOL_VERSION, b"", b"s" * 64]), DropReason.MALFORMED, "empty", id="empty body"
+        ),
         pytest.param(
             _raw_envelope(pack(1) + b"\x00"), DropReason.MALFORMED, "trailing", id="body+trailing"
         ),
@@ -167,7 +183,7 @@ def test_unsealable_body_is_a_local_error() -> None:
             _raw_envelope(b"\x91" * 40 + b"\xc0"), DropReason.MALFORMED, "nested", id="deep body"
         ),
         pytest.param(
-            pack([1, pack(1), b"s" * 64]) + b"\x00",
+            pack([PROTOCOL_VERSION, pack(1), b"s" * 64]) + b"\x00",
             DropReason.MALFORMED,
             "trailing",
             id="envelope+trailing",

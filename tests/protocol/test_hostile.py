@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from nerts_p2p.table.replica import deal_commitment
 from protocol.codec import pack
-from protocol.envelope import seal
+from protocol.envelope import PROTOCOL_VERSION, seal
 from protocol.errors import DropReason
 from protocol.messages import (
     LOBBY_KINDS,
@@ -185,7 +185,7 @@ def test_equivocation_expels_the_author_everywhere() -> None:
     # The author's ops from that seq on no longer count in the round.
     round_one = first.epoch(1)
     assert round_one is not None
-    assert not round_one.counts(expelled[0].evidence[0])
+    assert not round_one.counts(op_of(one))
     assert not round_one.counts_author(IDS["host"])
     # Both versions go to everyone, so a peer that saw neither expels the author too.
     relayed = first.outgoing()
@@ -392,8 +392,14 @@ def test_oversized_datagrams_are_dropped_before_anything_else() -> None:
         pytest.param(b"\xd4\x01\x00", DropReason.MALFORMED, id="extension-type"),
         pytest.param(b"\xcb" + bytes(8), DropReason.MALFORMED, id="float"),
         pytest.param(pack(5), DropReason.SCHEMA, id="not-an-envelope"),
-        pytest.param(pack([1, b"\x90", bytes(64)]), DropReason.SCHEMA, id="empty-body"),
-        pytest.param(pack([1, pack([16, TABLE]), bytes(64)]), DropReason.SCHEMA, id="short-body"),
+        pytest.param(
+            pack([PROTOCOL_VERSION, b"\x90", bytes(64)]), DropReason.SCHEMA, id="empty-body"
+        ),
+        pytest.param(
+            pack([PROTOCOL_VERSION, pack([16, TABLE]), bytes(64)]),
+            DropReason.SCHEMA,
+            id="short-body",
+        ),
     ],
 )
 def test_malformed_datagrams_are_counted(datagram: bytes, reason: DropReason) -> None:
@@ -428,7 +434,7 @@ def test_ops_of_unknown_authors_wait_in_bounded_space() -> None:
     for n in range(MAX_AWAITING + 100):
         author = n.to_bytes(8, "big")
         body = op_body(Kind.MOVE, TABLE, author, 2, b"\x01" * 16, 50, 1, [1, 1], "stuck")
-        peer.receive(pack([1, pack(body), bytes(64)]), f"source {n}", 1.0)
+        peer.receive(pack([PROTOCOL_VERSION, pack(body), bytes(64)]), f"source {n}", 1.0)
     assert sum(len(ops) for ops in peer.awaiting_key.values()) == MAX_AWAITING
     assert peer.counters[DropReason.UNKNOWN_AUTHOR] == 100
     # A newcomer's JOIN carries its key, so it is never turned away for lack of room.
@@ -445,7 +451,7 @@ def test_heartbeats_from_strangers_do_not_grow_memory() -> None:
     count = MAX_REQUESTED + 500
     for n in range(count):
         sender = n.to_bytes(8, "big")
-        hb = pack([1, pack(heartbeat_body(TABLE, sender, 5, [], b"")), bytes(64)])
+        hb = pack([PROTOCOL_VERSION, pack(heartbeat_body(TABLE, sender, 5, [], b"")), bytes(64)])
         peer.receive(hb, f"source {n}", 1.0)
     assert peer.counters[DropReason.UNKNOWN_AUTHOR] == count
     assert len(peer._requested) <= MAX_REQUESTED

@@ -14,8 +14,18 @@ from typing import Any
 import pytest
 
 import protocol
+from nerts_p2p.table.gate import TableGate
 from protocol.errors import DropReason, RemoteProtocolError
-from protocol.messages import Batch, Kind, Op, Request, decode
+from protocol.messages import (
+    Batch,
+    Evidence,
+    Heartbeat,
+    Kind,
+    Op,
+    Request,
+    decode,
+    decode_heartbeat,
+)
 from protocol.signing import SigningKeyPair, key_id, verify
 from protocol.sync import AuthorExpelled, OpDelivered, OpRejected, SyncPeer
 from tools.gen_vectors import FILES, build, message_json
@@ -39,7 +49,8 @@ def _by_name(vectors: list[dict[str, Any]]) -> pytest.MarkDecorator:
 
 
 def _peer_after_context(vector: dict[str, Any]) -> SyncPeer:
-    peer = SyncPeer(OBSERVER, bytes.fromhex(vector["table"]))
+    # A Nerts peer: the game's checks run at its gate too (nerts_p2p/table/gate.py).
+    peer = TableGate(SyncPeer(OBSERVER, bytes.fromhex(vector["table"]))).install().sync
     context = [bytes.fromhex(c) for c in vector["context"]]
     for datagram in context:
         peer.receive(datagram, "context", 0.0)
@@ -70,7 +81,7 @@ def test_the_files_cover_every_kind_and_every_gate_step() -> None:
     assert len(names) == len(set(names))
     valid_kinds = {v["decoded"]["kind"] for v in VALID}
     wanted = {Kind.OPEN, Kind.JOIN, Kind.LEAVE, Kind.READY, Kind.START, Kind.MOVE, Kind.REVEAL}
-    wanted |= {Kind.HEARTBEAT, Kind.REQUEST, Kind.BATCH}
+    wanted |= {Kind.HEARTBEAT, Kind.REQUEST, Kind.BATCH, Kind.EVIDENCE}
     assert {k.name for k in wanted} <= valid_kinds
     roles = {v["decoded"]["payload"][2] for v in VALID if v["decoded"]["kind"] == "JOIN"}
     assert roles == {0, 1}  # a player and a spectator
@@ -153,9 +164,20 @@ def test_valid_vector_is_taken(vector: dict[str, Any]) -> None:
             if isinstance(reply, Batch)
             for body, _ in reply.ops
         ]
-        assert served == wanted
+        # Every op asked for, each range in seq order (ranges share the answer fairly).
+        assert sorted(served) == sorted(wanted)
+    elif kind == Kind.EVIDENCE.name:
+        assert isinstance(message, Evidence)
+        # Each relayed heartbeat is its author's promise, and raises its author's horizon.
+        for body, signature in message.heartbeats:
+            hb = decode_heartbeat(body, signature, table=table)
+            assert peer.promises.latest[hb.sender].body == body
+            for epoch in peer.epochs.values():
+                if hb.sender in epoch.horizon:
+                    assert epoch.horizon[hb.sender] == hb.lamport
     else:
         assert kind == Kind.HEARTBEAT.name
+        assert isinstance(message, Heartbeat)
         assert peer.peers[message.sender] == "sender"  # verified, so its address is noted
         claimed = [(bytes.fromhex(author), n) for author, n in decoded["vector"]]
         missing = [(a, peer.delivered(a) + 1, n) for a, n in claimed if n > peer.delivered(a)]
@@ -177,7 +199,11 @@ def test_invalid_vector_is_dropped_for_its_reason(vector: dict[str, Any]) -> Non
             assert event.reason == vector["reason"]
         else:
             assert isinstance(event, AuthorExpelled)
-            assert vector["reason"] == DropReason.EQUIVOCATION
-            assert event.evidence[1].body.hex() in vector["hex"]
-    if vector["reason"] == DropReason.EQUIVOCATION:
+            assert event.reason == vector["reason"]
+            if event.reason == DropReason.EQUIVOCATION:
+                assert event.evidence[1].body.hex() in vector["hex"]
+            else:  # the heartbeat is the vector; the op that breaks its promise was held
+                assert vector["reason"] == DropReason.BROKEN_PROMISE
+                assert event.evidence[0].body.hex() in vector["hex"]
+    if vector["reason"] in (DropReason.EQUIVOCATION, DropReason.BROKEN_PROMISE):
         assert [type(e) for e in events] == [AuthorExpelled]

@@ -9,8 +9,9 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Hashable, Sequence
 
-from nerts_p2p.game.cards import face_index, parse_face
+from nerts_p2p.game.cards import RANK_OF, face_index, parse_face
 from nerts_p2p.game.deck import deal_seat
+from nerts_p2p.game.fit import fits_work
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.table.replica import GameEvent, TableReplica
 from protocol.messages import PLAYER
@@ -25,15 +26,23 @@ def seed_showing(
     in_work: Sequence[str] = (),
     nerts_top: str | None = None,
     label: str = "",
+    stuck: bool = False,
 ) -> bytes:
     """A deal seed whose face-up cards include `wanted` (anywhere), `in_work` (on work
-    piles) and `nerts_top` (as the Nerts top)."""
+    piles) and `nerts_top` (as the Nerts top). `stuck`: a deal with no card to play, at the
+    start or after one turn of the stock (the rules refuse "stuck" while a card can go)."""
     for n in range(200_000):
         seed = hashlib.sha256(f"search/{label}/{n}".encode()).digest()
         deal = deal_seat(rules, 0, seed)
         shown = {deal.nerts[-1] & 63, *(c & 63 for c in deal.work)}
         work = {c & 63 for c in deal.work}
         top_ok = nerts_top is None or deal.nerts[-1] & 63 == parse_face(nerts_top)
+        if stuck:
+            loose = (deal.nerts[-1], deal.stock[min(rules.draw, len(deal.stock)) - 1])
+            if any(RANK_OF[c & 63] == 1 for c in (*loose, *deal.work)) or any(
+                fits_work((w,), c) for c in loose for w in deal.work
+            ):
+                continue
         if (
             top_ok
             and all(parse_face(w) in shown for w in wanted)

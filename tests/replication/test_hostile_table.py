@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 
 import pytest
 
@@ -17,6 +18,7 @@ from nerts_p2p.table.replica import (
     rules_to_wire,
 )
 from protocol.envelope import seal
+from protocol.errors import LocalProtocolError
 from protocol.messages import Kind, Op, op_body
 from tests.replication.table_helpers import seed_showing
 from tools.mesh import PeerMesh
@@ -102,7 +104,7 @@ def test_a_host_who_sits_a_round_out_can_still_start_it() -> None:
     assert {first.seat, second.seat} == {0, 1}
     # And the round is played: a move goes through on every replica, the host's included.
     assert first.seat is not None
-    played = first.play(parse_move(f"{first.seat} stuck"))
+    played = first.play(parse_move(f"{first.seat} turn"))
     assert isinstance(played, Op)
     table.collect()
     table.deliver_all()
@@ -119,6 +121,9 @@ def test_a_start_that_makes_no_sense_as_a_game_is_reported_not_a_crash() -> None
         ([0, 5], rules_to_wire(rules), "seats players at [0, 5]"),
         ([0, 0], rules_to_wire(rules), "seats players at [0], but the rules have seats 0..1"),
         ([0, 1], [["seats", 2], ["wizardry", True]], "unknown rule option(s): wizardry"),
+        ([0, 1], [["seats", 2], ["match_rounds", -1]], "match_rounds must be 0 (no limit)"),
+        ([0, 1], [["seats", 2], ["fill_from_work", 0]], "fill_from_work must be bool"),
+        ([0, 1], [["seats", 2], ["seats", 2]], "the rules name an option twice"),
     ):
         table = ManualTable(rules, [seed_showing(rules, [], label=f"h{i}") for i in range(2)])
         for player in table.players:
@@ -126,12 +131,19 @@ def test_a_start_that_makes_no_sense_as_a_game_is_reported_not_a_crash() -> None
         table.collect()
         table.deliver_all()
         host = table.players[0]
-        players = host.ready_players(1)
-        host.sync.author(Kind.START, 1, [players, seats, wire_rules])
-        host._after_sync()
+        payload = [host.ready_players(1), seats, wire_rules]
+        # The host's own gate refuses to sign it; a modified host signs it anyway.
+        with pytest.raises(LocalProtocolError, match=re.escape(words)):
+            host.sync.author(Kind.START, 1, payload)
+        sync = host.sync
+        body = op_body(
+            Kind.START, sync.table, sync.me, sync.delivered(sync.me) + 1,
+            sync.logs[sync.me][-1].hash, sync.clock.tick(), 1,
+            sync.deps_for(Kind.START, 1, payload), payload,
+        )  # fmt: skip
+        other = table.players[1]
+        other.receive(seal(sync.key, body), 0, table.now)
         table.collect()
-        table.deliver_all()
-        for events, player in zip(table.events, table.players, strict=True):
-            assert player.current_round is None
-            reports = [e.reason for e in events if isinstance(e, ProtocolViolation)]
-            assert any(words in r for r in reports), reports
+        assert other.current_round is None
+        reports = [e.reason for e in table.events[1] if isinstance(e, ProtocolViolation)]
+        assert any(words in r for r in reports), reports

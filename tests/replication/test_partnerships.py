@@ -53,7 +53,7 @@ def test_partners_turning_the_stock_at_once_are_not_called_cheaters() -> None:
     # next cards; the fold rejects the second turn, and the audit must not count its
     # (never accepted) reveal against the seat.
     rules = Rules(seats=2, partnerships=True)
-    seeds = [seed_showing(rules, [], label=f"p{i}") for i in range(4)]
+    seeds = [seed_showing(rules, [], label=f"p{i}", stuck=True) for i in range(4)]
     table = ManualTable(rules, seeds)
     table.start_round()
     table.settle(0.5)  # the seed shares arrive

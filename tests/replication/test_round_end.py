@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
+
 from nerts_p2p.game.moves import FROM_NERTS, NEW_FOUNDATION, Move
 from nerts_p2p.game.position import state_hash
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.table.replica import RoundEnded, RoundFinal
+from protocol.errors import LocalProtocolError
 from protocol.messages import Kind
 from tests.replication.table_helpers import ManualTable, seed_showing
 
@@ -37,13 +40,19 @@ def test_a_move_in_the_air_counts_and_a_move_after_seeing_the_call_does_not() ->
     for _ in range(5):
         other.sync.clock.tick()
     other.play(Move(1, "turn"))
+    # Hold back its REVEAL for a moment (it would reveal as soon as the end is stable).
+    secret = other.my_secrets.pop(1)
     table.collect()
     table.deliver_all()
     # Now it has seen the call; a peer that moves anyway (a modified client) does not count.
     late = other.sync.author(Kind.MOVE, 1, "turn")
+    other.my_secrets[1] = secret
     table.collect()
     table.deliver_all()
     table.settle(2.0)
+    # After its own REVEAL, a MOVE is refused outright (its author has ended its round).
+    with pytest.raises(LocalProtocolError, match="after its author's REVEAL"):
+        other.sync.author(Kind.MOVE, 1, "turn")
     for player in table.players:
         r = player.current_round
         assert r is not None
@@ -61,7 +70,8 @@ def test_a_move_in_the_air_counts_and_a_move_after_seeing_the_call_does_not() ->
 
 def test_all_stuck_twice_ends_the_round_as_stalemate_on_every_peer() -> None:
     rules = Rules(seats=2)
-    table = ManualTable(rules, [seed_showing(rules, [], label=f"s{i}") for i in range(2)])
+    seeds = [seed_showing(rules, [], label=f"s{i}", stuck=True) for i in range(2)]
+    table = ManualTable(rules, seeds)
     table.start_round()
     for seat in (0, 1):
         table.players[seat].play(Move(seat, "turn"))

@@ -37,6 +37,7 @@ class CampaignOptions:
     per_case: int = 2000  # mutate: per table
     rate: float = 400.0
     order_attacks: tuple[str, ...] = ORDER_ATTACKS
+    lamport_cap: int | None = None
     adversaries: tuple[str, ...] = ADVERSARIES
     shrink: bool = True
     out: Path = Path("fuzz-findings")
@@ -196,6 +197,7 @@ def _mutate(
             count=count,
             rate=options.rate,
             order_attacks=options.order_attacks,
+            lamport_cap=options.lamport_cap,
         )
         run = run_mutate(case)
         report.datagrams += len(run.injected)

@@ -47,6 +47,12 @@ def add_fuzz_parser(sub: Any) -> None:
         help="mutate: the puppet signs no ops out of protocol order",
     )
     fuzz.add_argument(
+        "--lamport-cap",
+        type=int,
+        default=None,
+        help="mutate: sign no op with a Lamport time above this (main crashes at 2**48)",
+    )
+    fuzz.add_argument(
         "--adversaries",
         default="all",
         help=f"hostile: comma separated, or all ({', '.join(ADVERSARIES)})",
@@ -112,6 +118,7 @@ def options_from(args: argparse.Namespace) -> CampaignOptions:
         per_case=args.per_case,
         rate=args.rate,
         order_attacks=() if args.no_order_attacks else ORDER_ATTACKS,
+        lamport_cap=args.lamport_cap,
         adversaries=_names(args.adversaries, ADVERSARIES, "adversary"),
         shrink=not args.no_shrink,
         out=Path(args.out),

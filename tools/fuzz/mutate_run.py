@@ -20,7 +20,7 @@ from typing import Any
 
 from nerts_p2p.game.legal import legal_moves
 from nerts_p2p.game.moves import move_text
-from protocol.errors import RemoteProtocolError
+from protocol.errors import ProtocolError, RemoteProtocolError
 from protocol.messages import NO_PREV, Kind, Op, decode, op_body, seal_op
 from protocol.sync import MAX_AWAITING, MAX_PENDING, MAX_REQUESTED
 from tools.fuzz.findings import Finding
@@ -45,6 +45,7 @@ class MutateCase:
     rate: float = 400.0  # per simulated second
     target: int = 1
     order_attacks: tuple[str, ...] = ORDER_ATTACKS
+    lamport_cap: int | None = None
     #: Set for a replay or a shrunk case: exactly these (time, source, hex) injections.
     injections: list[tuple[float, str, str]] | None = None
 
@@ -56,6 +57,7 @@ class MutateCase:
             "rate": self.rate,
             "target": self.target,
             "order_attacks": list(self.order_attacks),
+            "lamport_cap": self.lamport_cap,
             "injections": self.injections,
         }
 
@@ -69,6 +71,7 @@ class MutateCase:
             float(data["rate"]),
             int(data["target"]),
             tuple(data.get("order_attacks", ORDER_ATTACKS)),
+            data.get("lamport_cap"),
             [(float(t), str(src), str(h)) for t, src, h in injections]
             if injections is not None
             else None,
@@ -108,7 +111,7 @@ def run_mutate(case: MutateCase) -> MutateRun:
     run = MutateRun(table, case_target=case.target)
     puppet = puppet_of(table)
     rng = random.Random(f"mutate/{case.seed}")
-    mutator = Mutator(rng, table.peers[puppet].key, table.table_id)
+    mutator = Mutator(rng, table.peers[puppet].key, table.table_id, lamport_cap=case.lamport_cap)
     corpus: list[bytes] = []
 
     def capture(sender: int, target: int, datagram: bytes) -> None:
@@ -246,11 +249,11 @@ def _order_attack(table: FuzzTable, rng: random.Random, kinds: tuple[str, ...]) 
     lamport = sync.clock.value + 1
     try:
         deps = sync.deps_for(kind, epoch, payload)
-    except Exception:
-        return None
-    op = seal_op(
-        sync.key, op_body(kind, sync.table, sync.me, seq, prev, lamport, epoch, deps, payload)
-    )
+        op = seal_op(
+            sync.key, op_body(kind, sync.table, sync.me, seq, prev, lamport, epoch, deps, payload)
+        )
+    except ProtocolError:
+        return None  # not even a well-formed op (the puppet's clock at its ceiling, say)
     return op.datagram()
 
 

@@ -591,6 +591,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--frames", type=whole_number(1, 10**9), default=None, help=argparse.SUPPRESS
     )
     window.set_defaults(run=_cmd_window)
+
+    from tools.fuzz.cli import add_fuzz_parser
+
+    add_fuzz_parser(sub)
     return parser
 
 

@@ -10,6 +10,12 @@ found so far (a tie goes to the earlier move, as before), so the choice, and eve
 number drawn for it, are those of scoring the full legal list (a test replays rounds both
 ways and compares).
 
+What a layout of work piles offers (where a card of a given face lands, what it slides
+under, the sub-stack moves) is worked out once per layout and kept while the layout lasts
+(`_Piles`); a bot whose last search found nothing looks only at its new waste card until
+its piles change or a card it waits for is wanted (`waste_candidates`, `watched_faces`,
+used by `BotPlayer.act`).
+
 Scores (higher first): call Nerts 1000; a card to a foundation 100 plus 30 from the Nerts
 pile, 10 from a work pile, 5 from the waste, plus 20 for a race (another seat shows the
 same face); onto another seat's Nerts pile 85 from the Nerts pile, else 45; the Nerts top
@@ -40,7 +46,6 @@ from nerts_p2p.game.state import GameState
 if TYPE_CHECKING:
     from nerts_p2p.game.bots import BotLevel
 
-NERTS_CALL = 1000.0
 #: The most a sub-stack move can score (60, plus an expert's 15 of look-ahead).
 SUBSTACK_MOST = 75.0
 

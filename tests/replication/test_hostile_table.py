@@ -123,7 +123,7 @@ def test_a_start_that_makes_no_sense_as_a_game_is_reported_not_a_crash() -> None
         ([0, 1], [["seats", 2], ["wizardry", True]], "unknown rule option(s): wizardry"),
         ([0, 1], [["match_rounds", -1], ["seats", 2]], "match_rounds must be 0 (no limit)"),
         ([0, 1], [["fill_from_work", 0], ["seats", 2]], "fill_from_work must be bool"),
-        ([0, 1], [["seats", 2], ["seats", 2]], "twice"),
+        ([0, 1], [["seats", 2], ["seats", 2]], "name an option twice"),
     ):
         table = ManualTable(rules, [seed_showing(rules, [], label=f"h{i}") for i in range(2)])
         for player in table.players:

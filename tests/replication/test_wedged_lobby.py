@@ -13,10 +13,12 @@ from nerts_p2p.game.rules import Rules
 from nerts_p2p.table.replica import ProtocolViolation, RoundStarted, deal_commitment
 from protocol.envelope import seal
 from protocol.errors import LocalProtocolError
-from protocol.messages import ESCROWED, Kind, op_body
-from protocol.sealed import OVERHEAD as SEALED_OVERHEAD
+from protocol.messages import Kind, op_body
 
 from .table_helpers import ManualTable, seed_showing
+
+# READY's mix commitment and escrow (PROTOCOL.md 6, 8.2): not what this test is about.
+ESCROW_FIELDS = [bytes(32), bytes(104)]
 
 
 @pytest.mark.parametrize(
@@ -36,17 +38,15 @@ def test_wedged_lobby_a_ready_that_could_not_start_a_round_is_refused_at_the_gat
     table = ManualTable(rules, [seed_showing(rules, [], label=f"w{i}") for i in range(3)])
     host, good, wedger = table.players
     commitment = deal_commitment(bytes(32), bytes(16))
-    # The rest of a READY (the mix nonce's commitment, the sealed escrow) is well formed.
-    rest = [bytes(32), bytes(ESCROWED + SEALED_OVERHEAD)]
     # Its own peer refuses to sign it...
     with pytest.raises(LocalProtocolError, match=words):
-        wedger.sync.author(Kind.READY, 0, [1, commitment, shown, *rest])
+        wedger.sync.author(Kind.READY, 0, [1, commitment, shown, *ESCROW_FIELDS])
     # ...and a modified peer that signs it anyway is refused by everyone else.
     sync = wedger.sync
     body = op_body(
         Kind.READY, sync.table, sync.me, sync.delivered(sync.me) + 1,
         sync.logs[sync.me][-1].hash, sync.clock.tick(), 0,
-        sync.deps_for(Kind.READY, 0, None), [1, commitment, shown, *rest],
+        sync.deps_for(Kind.READY, 0, None), [1, commitment, shown, *ESCROW_FIELDS],
     )  # fmt: skip
     for replica in (host, good):
         replica.receive(seal(sync.key, body), 2, table.now)

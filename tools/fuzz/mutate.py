@@ -269,6 +269,15 @@ class Mutator:
             and body[5] > cap
         ):
             body[5] = cap
+        if (
+            cap is not None
+            and isinstance(body, list)
+            and len(body) > 3
+            and body[0] == Kind.HEARTBEAT
+            and type(body[3]) is int
+            and body[3] > cap
+        ):
+            body[3] = cap  # version 2 holds a heartbeat's time as a promise
         return body
 
     def _sign_maybe(self, body: bytes, signature: bytes) -> bytes:

@@ -190,6 +190,11 @@ class FuzzTable:
             action()
         except Exception as exc:
             tb = traceback.format_exception(exc)
+            if not peer.honest:
+                # The fuzzer's own member, refused an intent because of what the fuzzer signed
+                # in its name: it goes on (a vanished player would hold the round back).
+                self.record("puppet_refused", peer=peer.index, error=str(exc)[:200])
+                return
             self.problem(
                 "crash",
                 peer.index,

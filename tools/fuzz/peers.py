@@ -120,6 +120,24 @@ def default_factory(
             randomness=seeded_bytes(label),
             heartbeat_interval=cfg.heartbeat,
         )
+    if restarted:
+        peer = table.peers[index]
+        store = peer.store
+        # The ops it held when it went down come back with its own (as main's restarts do,
+        # `tools/mesh.py`): from its own ops alone, `restore` heartbeats before they are
+        # delivered (they wait for their deps), and that heartbeat's vector names none of
+        # them, so the table expels the peer for a broken promise (reported to main).
+        held = [op.datagram() for log in peer.replica.sync.logs.values() for op in log]
+        return TableReplica.restore(
+            key,
+            table.table_id,
+            [*store.ops, *held] if store.ops else [],
+            name=f"p{index}",
+            role=role,
+            randomness=seeded_bytes(label),
+            heartbeat_interval=cfg.heartbeat,
+            clock=store.lamport,
+        )
     return TableReplica.joining(
         key,
         table.table_id,

@@ -6,12 +6,14 @@ Each is made in the fuzzer's harness by subclassing or wrapping the real classes
 replays.
 
 - `bad-signature`: accepts ops and messages whatever their signature says;
-- `arrival-order`: folds moves in the order they arrive, not in the agreed total order;
+- `arrival-order`: folds a round's ops in the order they arrive, not in the agreed total
+  order (re-folds too); since version 2 the reorderings `delay` makes commute in every
+  schedule tried, so no check sees it yet (its test is a strict xfail);
 - `seq-reuse`: on restart it has forgotten its store, so it signs new ops with seqs it
   already used (only shows under a `restart` fault);
-- the fourth of the issue, "never ends a round when a player vanishes", needs no planting on
-  this branch: no peer ends a round without its vanished player yet (departure by agreement
-  is issue 10's work in progress), and a `kill` fault shows it as a liveness finding.
+- `never-departs`: every peer ignores silence and departures (no DEPART vote, kind 9, and
+  no applying one), so a round whose player vanished never ends; a `kill` fault shows it
+  as a liveness finding (main ends such a round by departure: an honest `kill` is clean).
 """
 
 from __future__ import annotations
@@ -20,17 +22,17 @@ from collections.abc import Hashable
 from typing import TYPE_CHECKING, Final
 
 import protocol.sync as sync_module
-from nerts_p2p.table.replica import TableReplica
+from nerts_p2p.table.replica import ReplicatedRound, TableReplica
 from protocol import signing
-from protocol.messages import Kind
+from protocol.messages import Kind, Op
 from protocol.signing import SigningKeyPair
-from protocol.sync import OpDelivered, SyncPeer
+from protocol.sync import DeparturesChanged, OpDelivered, SyncPeer
 
 if TYPE_CHECKING:
     from tools.fuzz.peers import ReplicaFactory
     from tools.fuzz.table import FuzzTable, TableConfig
 
-PLANTED: Final = ("bad-signature", "arrival-order", "seq-reuse")
+PLANTED: Final = ("bad-signature", "arrival-order", "seq-reuse", "never-departs")
 
 
 def _no_check(public_key: bytes, body: bytes, signature: bytes) -> None:
@@ -50,15 +52,51 @@ class AcceptsBadSignatures(SyncPeer):
 
 
 class FoldsInArrivalOrder(TableReplica):
-    """Appends each delivered move to its fold as it arrives, ignoring where it sorts."""
+    """Folds every op of a round in the order it arrived, ignoring where it sorts.
+
+    Appending at arrival alone is not enough since version 2: the real replica re-folds a
+    round from the log's order whenever a departure, an expulsion or any op that sorts
+    before the fold's end arrives (a MIX, a REVEAL), which quietly repaired the planted
+    bug. So this peer's re-fold replays its arrival order too."""
+
+    def _arrivals(self, epoch: int) -> list[Op]:
+        arrived: dict[int, list[Op]] = self.__dict__.setdefault("_arrived", {})
+        return arrived.setdefault(epoch, [])
 
     def _on_delivered(self, event: OpDelivered, refold: dict[int, int]) -> None:
         op = event.op
         rnd = self.rounds.get(op.epoch)
-        if op.kind == Kind.MOVE and rnd is not None and event.position is not None:
-            rnd.fold_one(op)
+        if op.kind in (Kind.START, Kind.SEED_SHARE) or rnd is None or event.position is None:
+            super()._on_delivered(event, refold)
             return
-        super()._on_delivered(event, refold)
+        if op.kind == Kind.REVEAL:
+            rnd.reveals[op.author] = op
+        self._arrivals(op.epoch).append(op)
+        was_ended = rnd.end_position is not None
+        rnd.fold_one(op)
+        if not was_ended and rnd.end_position is not None:
+            self._announce_end(rnd)
+
+    def _refold(self, rnd: ReplicatedRound, position: int) -> None:
+        was_ended = rnd.end_position is not None
+        del rnd.steps[:]
+        del rnd.states[1:]
+        rnd.end_position = None
+        for op in self._arrivals(rnd.number):
+            rnd.fold_one(op)
+        if not was_ended and rnd.end_position is not None:
+            self._announce_end(rnd)
+
+
+class NeverDeparts(TableReplica):
+    """Never votes a silent participant out, and ignores the table's departures: a round
+    with a vanished player never ends (the defect main fixed with DEPART, kind 9)."""
+
+    def _watch_presence(self, now: float) -> None:
+        return
+
+    def _on_departed(self, event: DeparturesChanged, refold: dict[int, int]) -> None:
+        return
 
 
 def planted_factory(config: TableConfig) -> ReplicaFactory | None:
@@ -72,11 +110,15 @@ def planted_factory(config: TableConfig) -> ReplicaFactory | None:
     def factory(
         table: FuzzTable, index: int, key: SigningKeyPair, role: int, restarted: bool
     ) -> TableReplica:
-        if index != config.planted_peer or config.planted == "seq-reuse":
-            return default_factory(table, index, key, role, restarted)
         replica = default_factory(table, index, key, role, restarted)
         # Same fields, broken behaviour: the class is swapped rather than the peer rebuilt,
         # so the broken peer is dealt exactly what the honest one would be.
+        if config.planted == "never-departs":
+            # Every peer: one honest peer's vote would end the round without the vanished.
+            replica.__class__ = NeverDeparts
+            return replica
+        if index != config.planted_peer or config.planted == "seq-reuse":
+            return replica
         if config.planted == "arrival-order":
             replica.__class__ = FoldsInArrivalOrder
         else:

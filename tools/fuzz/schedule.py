@@ -37,7 +37,9 @@ LINK_KINDS: Final = ("drop", "duplicate", "delay", "corrupt", "partition", "onew
 PEER_KINDS: Final = ("pause", "skew")
 LIFE_KINDS: Final = ("kill", "restart")
 ALL_KINDS: Final = LINK_KINDS + PEER_KINDS + LIFE_KINDS
-DEFAULT_KINDS: Final = LINK_KINDS + PEER_KINDS
+#: Since protocol version 2 main votes a vanished player out (DEPART) and restarts from its
+#: store (`TableReplica.restore`), so kills and restarts are honest faults like the rest.
+DEFAULT_KINDS: Final = ALL_KINDS
 
 
 @dataclass(frozen=True)

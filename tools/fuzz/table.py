@@ -27,6 +27,7 @@ from nerts_p2p.game.bots import BotPlayer, level_named
 from nerts_p2p.game.errors import Rejection
 from nerts_p2p.game.moves import move_text
 from nerts_p2p.game.position import state_hash
+from nerts_p2p.table.replica import TableReplica
 from protocol.messages import PLAYER, SPECTATOR, Op
 from protocol.signing import SigningKeyPair
 from protocol.sync import BROADCAST
@@ -226,20 +227,21 @@ class FuzzTable:
         peer.paused = False
         peer.buffer.clear()
         peer.checked = []
-        peer.replica = self.factory(self, peer.index, peer.key, peer.role, True)
         if forgets_store(self.config, peer.index):
             peer.store = Store()
-        else:
-            replica = peer.replica
-            replica.my_secrets.update(peer.store.secrets)
-            replica.sync.clock.observe(peer.store.lamport)
-            for datagram in peer.store.ops:
+        # The factory rebuilds the replica from `peer.store` with main's own restart
+        # (`TableReplica.restore`: ops through the gate, secrets from the READY escrow).
+        restored: list[TableReplica] = []
 
-                def restore(d: bytes = datagram) -> None:
-                    replica.receive(d, "store", self.now)
+        def restore() -> None:
+            restored.append(self.factory(self, peer.index, peer.key, peer.role, True))
 
-                self._guard(peer, "restore", restore)
-            peer.recovering = bool(peer.store.ops)
+        self._guard(peer, "restore", restore)
+        if not restored:  # the crash is recorded; the peer stays down
+            peer.alive = False
+            return
+        peer.replica = restored[0]
+        peer.recovering = peer.replica.sync.delivered(peer.replica.me) < len(peer.store.ops)
         peer.replica.request_table(self.peers[0].key.key_id, 0, self.now)
         self.schedule_at(self.now, "tick", peer.index)
         self.schedule_at(self.now + 0.5, "bot", peer.index)

@@ -133,8 +133,11 @@ class BotPlayer:
             elif can_call:
                 return Move(seat_no, NERTS)
             else:
-                best = max(c[0] for c in candidates)
-                chosen = next(c for c in candidates if c[0] == best)
+                # The first of the best, in one pass (a tie goes to the earlier move).
+                chosen = candidates[0]
+                for candidate in candidates:
+                    if candidate[0] > chosen[0]:
+                        chosen = candidate
             return Move(seat_no, PLAY, *chosen[1:])
         return self._no_play(state, seat)
 

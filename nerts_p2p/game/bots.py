@@ -81,6 +81,8 @@ class BotPlayer:
     _quiet: tuple[object, object, tuple[int, ...]] | None = field(
         default=None, init=False, repr=False
     )
+    #: This seat's `turn` and `recycle` moves.
+    _stock_moves: tuple[Move, Move] | None = field(default=None, init=False, repr=False)
 
     def delay(self, move: Move | None) -> float:
         """Simulated seconds before this player decides again after `move`."""
@@ -161,8 +163,12 @@ class BotPlayer:
             self._stuck_signature = _signature(state)
             return Move(self.seat, STUCK)
         self._idle += 1
-        # (Built each time: a table may seat the player after it is made, see tools/mesh.py.)
-        return Move(self.seat, TURN if seat.stock else RECYCLE)
+        # Half of all decisions: the two moves are made once per seat (a table may seat the
+        # player after it is made, see tools/mesh.py, so the seat is checked).
+        moves = self._stock_moves
+        if moves is None or moves[0].seat != self.seat:
+            moves = self._stock_moves = (Move(self.seat, TURN), Move(self.seat, RECYCLE))
+        return moves[0] if seat.stock else moves[1]
 
 
 def _signature(state: GameState) -> tuple[object, ...]:

@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: play test lint typecheck pytest install clean mutate window-deps
+.PHONY: play test lint typecheck pytest install clean mutate window-deps netdeps
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,8 +35,18 @@ typecheck: $(STAMP)
 
 # The suite runs inside a fresh network namespace (only `lo`, brought up), so no test can
 # reach a real interface. Packages are installed before we enter it: inside there is no registry.
-pytest: $(STAMP) window-deps
+pytest: $(STAMP) window-deps netdeps
 	$(PYTHON) tools/netns_run.py -- $(BIN)/pytest
+
+# What the network tests run besides Python: `dig` (a standard mDNS client, to check our
+# announcements) and `ip` (network namespaces for the LAN tests). Installed here, before the
+# suite enters its namespace, because inside there is no registry. Without root or apt the
+# tests that need them say so and are skipped.
+netdeps:
+	@command -v dig >/dev/null && command -v ip >/dev/null || \
+	  { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+	    apt-get update -qq && apt-get install -y -qq dnsutils iproute2 >/dev/null; } || \
+	  echo "netdeps: dig or ip missing and cannot be installed here"
 
 test: lint typecheck pytest
 

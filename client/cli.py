@@ -8,6 +8,8 @@ import json
 import os
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from nerts_p2p.game.bots import LEVELS, BotLevel, level_named
 from nerts_p2p.game.errors import NertsError
@@ -32,6 +34,10 @@ def any_whole_number(text: str) -> int:
         return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
+
+
+if TYPE_CHECKING:
+    from client.netplay import PeerOptions
 
 
 def _add_rule_options(parser: argparse.ArgumentParser) -> None:
@@ -199,6 +205,10 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         from tools.bench_sync import sync_benchmarks
 
         results = sync_benchmarks(repeats=args.repeats)
+    elif args.what == "net":
+        from tools.bench_net import net_benchmarks
+
+        results = net_benchmarks(repeats=min(args.repeats, 5))
     elif args.what == "bots":
         from tools.bench_engine import bot_ladder
 
@@ -243,7 +253,175 @@ def _cmd_play(args: argparse.Namespace) -> int:
     from client.terminal import practice
 
     rules = _rules_from(args, args.players)
+    if args.bots is not None:
+        return _practice_over_the_node(args, rules)
     return practice(rules, level_named(args.level), seed=args.seed, interactive=args.interactive)
+
+
+def _practice_over_the_node(args: argparse.Namespace, rules: Rules) -> int:
+    """`play --bots N`: a table on 127.0.0.1 only, not announced, you and N bot peers."""
+    from client.netplay import PeerOptions, host_table, run_command
+
+    _needs_headless(args)
+    if args.bots < 1:
+        raise NertsError("--bots must be at least 1 (someone has to play against you)")
+    seated = Rules.from_dict({**rules.to_dict(), "seats": args.bots + 1})
+    if args.rounds is not None and args.rounds < 1:
+        raise NertsError(f"--rounds must be at least 1, got {args.rounds}")
+    if args.bot_pace <= 0:
+        raise NertsError(f"--bot-pace must be positive, got {args.bot_pace}")
+    options = PeerOptions(
+        name="practice",
+        interface="127.0.0.1",
+        headless=True,
+        json=args.json,
+        bots=args.bots,
+        bot_level=level_named(args.level),
+        bot_pace=args.bot_pace,
+        rounds=args.rounds,
+        silence=args.silence,
+        announce=False,
+    )
+    return run_command(lambda: host_table(options, seated))
+
+
+# --- network play (client/netplay.py) ---------------------------------------------------------
+
+
+def _peer_options(args: argparse.Namespace, name: str) -> PeerOptions:
+    from client.netplay import PeerOptions
+
+    if args.bot_pace <= 0:
+        raise NertsError(f"--bot-pace must be positive, got {args.bot_pace}")
+    if getattr(args, "bots", 0) < 0:
+        raise NertsError(f"--bots must be 0 or more, got {args.bots}")
+    rounds = getattr(args, "rounds", None)
+    if rounds is not None and rounds < 1:
+        raise NertsError(f"--rounds must be at least 1, got {rounds}")
+    _check_interface(args.interface)
+    if not 0 <= args.port <= 65535:
+        raise NertsError(f"--port must be 0 to 65535, got {args.port}")
+    return PeerOptions(
+        name=name,
+        interface=args.interface,
+        headless=args.headless,
+        json=args.json,
+        bots=getattr(args, "bots", 0),
+        bot_level=level_named(args.level),
+        bot_pace=args.bot_pace,
+        rounds=rounds,
+        silence=args.silence,
+        port=args.port,
+        data_dir=_data_dir(args),
+    )
+
+
+def _data_dir(args: argparse.Namespace) -> Path:
+    from nerts_p2p.net.store import default_data_dir
+
+    return Path(args.data_dir) if args.data_dir else default_data_dir()
+
+
+def _check_interface(text: str) -> None:
+    import ipaddress
+
+    try:
+        ipaddress.IPv4Address(text)
+    except ValueError:
+        raise NertsError(
+            f"--interface must be an IPv4 address such as 127.0.0.1, got {text!r}"
+        ) from None
+
+
+def _needs_headless(args: argparse.Namespace) -> None:
+    if not args.headless:
+        raise NertsError(
+            "playing a seat by hand over the network needs the window client; "
+            "add --headless to let a bot play this seat"
+        )
+
+
+def _cmd_host(args: argparse.Namespace) -> int:
+    from client.netplay import host_table, run_command
+
+    _needs_headless(args)
+    options = _peer_options(args, args.name)
+    rules = _rules_from(args, args.seats)
+    if 1 + options.bots > rules.players:
+        raise NertsError(
+            f"{options.bots} bots and you need {1 + options.bots} seats, the table has {args.seats}"
+        )
+    return run_command(lambda: host_table(options, rules, spectators=not args.no_spectators))
+
+
+def _cmd_join(args: argparse.Namespace) -> int:
+    from client.netplay import join_table, run_command
+    from protocol.messages import PLAYER
+
+    _needs_headless(args)
+    options = _peer_options(args, args.as_name or f"{args.table}-guest")
+    return run_command(lambda: join_table(options, args.table, role=PLAYER, timeout=args.timeout))
+
+
+def _cmd_spectate(args: argparse.Namespace) -> int:
+    from client.netplay import join_table, run_command
+    from protocol.messages import SPECTATOR
+
+    options = _peer_options(args, args.as_name or "spectator")
+    return run_command(
+        lambda: join_table(options, args.table, role=SPECTATOR, timeout=args.timeout)
+    )
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    from client.replay_text import print_replay
+
+    return print_replay(Path(args.file), as_json=args.json)
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    from client.netplay import list_tables, run_command
+
+    _check_interface(args.interface)
+    if args.timeout <= 0:
+        raise NertsError(f"--timeout must be positive, got {args.timeout}")
+    return run_command(lambda: list_tables(args.interface, args.timeout, as_json=args.json))
+
+
+def _add_peer_options(
+    parser: argparse.ArgumentParser, *, default_interface: str = "0.0.0.0"
+) -> None:
+    parser.add_argument(
+        "--interface",
+        default="0.0.0.0",
+        help="the IPv4 address to play and announce on (default: all interfaces)",
+    )
+    parser.add_argument(
+        "--port", type=int, default=0, help="the UDP port to play on (default: any free one)"
+    )
+    parser.add_argument(
+        "--data-dir",
+        default=None,
+        help="where this peer keeps its key, its crash store and replays "
+        "(default: the user's data directory)",
+    )
+    parser.add_argument("--headless", action="store_true", help="a bot plays this peer's seat")
+    parser.add_argument(
+        "--json", action="store_true", help="one JSON object per round, then the match"
+    )
+    parser.add_argument("--level", default="casual", help="bot level: novice, casual or expert")
+    parser.add_argument(
+        "--bot-pace",
+        type=float,
+        default=1.0,
+        help="multiply the bots' thinking times (1: human pace; 0.05: as fast as they go)",
+    )
+    parser.add_argument(
+        "--silence",
+        type=float,
+        default=15.0,
+        help="seconds without a word from a player before giving up on the table",
+    )
 
 
 def _cmd_window(args: argparse.Namespace) -> int:
@@ -308,7 +486,7 @@ def build_parser() -> argparse.ArgumentParser:
     pos.set_defaults(run=_cmd_position)
 
     bench = sub.add_parser("bench", help="benchmarks (medians of repeated runs)")
-    bench.add_argument("what", choices=("engine", "sync", "bots", "client", "blind"))
+    bench.add_argument("what", choices=("engine", "sync", "net", "bots", "client", "blind"))
     bench.add_argument(
         "--repeats",
         type=whole_number(1, 1000),
@@ -352,8 +530,56 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_false",
         help="let a bot play your seat and watch the round",
     )
+    play.add_argument(
+        "--bots",
+        type=int,
+        default=None,
+        help="practice over the real network node on loopback against N bot peers",
+    )
+    play.add_argument("--rounds", type=int, default=None, help="with --bots: stop after K rounds")
+    play.add_argument("--headless", action="store_true", help="with --bots: a bot plays your seat")
+    play.add_argument("--json", action="store_true", help="with --bots: JSON records")
+    play.add_argument("--bot-pace", type=float, default=1.0)
+    play.add_argument("--silence", type=float, default=15.0)
     _add_rule_options(play)
     play.set_defaults(run=_cmd_play)
+
+    host = sub.add_parser("host", help="open a table on the network and announce it")
+    host.add_argument("--name", required=True, help="the table's name, as others will see it")
+    host.add_argument("--seats", type=int, default=4, help="players at the table (you included)")
+    host.add_argument("--bots", type=int, default=0, help="bot players hosted by this peer")
+    host.add_argument("--rounds", type=int, default=None, help="end the match after K rounds")
+    host.add_argument("--no-spectators", action="store_true")
+    _add_peer_options(host)
+    _add_rule_options(host)
+    host.set_defaults(run=_cmd_host)
+
+    join = sub.add_parser("join", help="join a table announced on the network")
+    join.add_argument("table", help="the table's name")
+    join.add_argument("--as", dest="as_name", default=None, help="your name at the table")
+    join.add_argument("--bots", type=int, default=0, help="bot players hosted by this peer")
+    join.add_argument("--rounds", type=int, default=None, help="leave after K rounds")
+    join.add_argument("--timeout", type=float, default=10.0, help="seconds to look for the table")
+    _add_peer_options(join)
+    join.set_defaults(run=_cmd_join)
+
+    spectate = sub.add_parser("spectate", help="watch a table announced on the network")
+    spectate.add_argument("table", help="the table's name")
+    spectate.add_argument("--as", dest="as_name", default=None, help="your name at the table")
+    spectate.add_argument("--timeout", type=float, default=10.0)
+    _add_peer_options(spectate)
+    spectate.set_defaults(run=_cmd_spectate)
+
+    replay = sub.add_parser("replay", help="verify a saved match and replay it as text")
+    replay.add_argument("file", help="a .nrp file (saved under the data dir's replays/)")
+    replay.add_argument("--json", action="store_true", help="the round and match records")
+    replay.set_defaults(run=_cmd_replay)
+
+    lister = sub.add_parser("list", help="the tables announced on the network")
+    lister.add_argument("--interface", default="0.0.0.0")
+    lister.add_argument("--timeout", type=float, default=2.0, help="seconds to listen")
+    lister.add_argument("--json", action="store_true")
+    lister.set_defaults(run=_cmd_list)
 
     window = sub.add_parser("window", help="the game's window (pygame)")
     window.add_argument("--practice", action="store_true", help="open straight at a practice table")
@@ -365,6 +591,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--frames", type=whole_number(1, 10**9), default=None, help=argparse.SUPPRESS
     )
     window.set_defaults(run=_cmd_window)
+
+    from tools.fuzz.cli import add_fuzz_parser
+
+    add_fuzz_parser(sub)
     return parser
 
 

@@ -126,8 +126,14 @@ class EpochLog:
 
     def exclude(self, author: bytes, from_seq: int) -> None:
         """An expelled author: its ops from `from_seq` on no longer count, and it no longer
-        holds back stability."""
+        holds back stability. They leave the order too, so positions (and the stable
+        prefix's length) count only ops that count: an op caught breaking a promise the moment
+        it arrives takes no slot that another peer, which never ordered it, would not have."""
         self.excluded[author] = min(from_seq, self.excluded.get(author, from_seq))
+        kept = [i for i, op in enumerate(self.ops) if self.counts(op)]
+        if len(kept) != len(self.ops):
+            self.keys = [self.keys[i] for i in kept]
+            self.ops = [self.ops[i] for i in kept]
 
     def orders(self, author: bytes) -> bool:
         """The round orders this author's ops: a participant, or the host that started it

@@ -371,6 +371,7 @@ class PeerMesh:
                 role=old.role,
                 randomness=randomness,
                 heartbeat_interval=self.heartbeat,
+                clock=old.sync.clock.value,  # the store keeps the clock (DESIGN.md 4)
             )
         else:
             replica = TableReplica.joining(

@@ -420,8 +420,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         except BrokenPipeError:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    # A campaign stopped by `kill` cleans up like one stopped by Ctrl-C.
-    previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         reports = _campaign(root, modules, chosen, candidates, args)
         print(report_json(reports, args.seed) if args.json else report_text(reports, args.seed))
@@ -436,8 +434,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         # `| head -1`: the reader left; say nothing more.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    finally:
-        signal.signal(signal.SIGTERM, previous)
     return 0 if all(r.score >= args.fail_under for r in reports) else 1
 
 
@@ -497,4 +493,7 @@ def _run_modules(
 
 
 if __name__ == "__main__":
+    # A campaign stopped by `kill` cleans up like one stopped by Ctrl-C (only as a program:
+    # `main` called from a test must not take over its process's SIGTERM).
+    signal.signal(signal.SIGTERM, _interrupt)
     sys.exit(main())

@@ -417,11 +417,14 @@ class TableReplica:
         randomness: Callable[[int], bytes],
         heartbeat_interval: float = 0.075,
         complete: bool = True,
+        clock: int = 0,
     ) -> TableReplica:
         """A replica rebuilt from the op datagrams a node's store kept (its own ops and any
         others, in any order). Our deal seeds and mix nonces come back from the escrow in
         our own READYs, so the store need not keep secrets. `complete=False` when the
-        store may have lost our latest ops (then we wait as a restart does)."""
+        store may have lost our latest ops (then we wait as a restart does). `clock`: the
+        last Lamport time the store saw us use (heartbeats promise it, so our next op must
+        be stamped above it)."""
         replica = cls.joining(
             key,
             table,
@@ -432,6 +435,7 @@ class TableReplica:
             restarting=not complete,
         )
         replica.sync.load(list(stored_ops))
+        replica.sync.clock.observe(clock)
         replica._after_sync()
         return replica
 
@@ -513,8 +517,11 @@ class TableReplica:
         """(Host) start the next round with every player who is ready for it."""
         rules = self.rules
         number = (max(self.rounds) if self.rounds else 0) + 1
-        if rules is None or self.sync.starter(number) != self.me:
-            raise NertsError("only the table's host (or its successor) starts a round")
+        starter = self.sync.starter(number)
+        if rules is None or starter != self.me:
+            if starter != self.sync.host:
+                raise NertsError("only the departed host's successor starts this round")
+            raise NertsError("only the table's host starts a round")
         if self.rounds and self.rounds[number - 1].final is None:
             raise NertsError(f"round {number - 1} is not final yet")
         per_seat = 2 if rules.partnerships else 1
@@ -534,6 +541,13 @@ class TableReplica:
         except LocalProtocolError as exc:
             # Refused before it was signed or sent: round `number` is still free to start.
             raise NertsError(f"round {number} cannot start: {exc.message}") from exc
+        self._after_sync()
+        return op
+
+    def leave(self) -> Op:
+        """Say goodbye to the table (a LEAVE): the shell does this when its match is over,
+        so the others know the match ended for this member rather than wait on it."""
+        op = self.sync.author(Kind.LEAVE, 0, None)
         self._after_sync()
         return op
 

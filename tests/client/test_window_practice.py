@@ -27,10 +27,17 @@ def run(table: PracticeTable, seconds: float) -> list[object]:
 
 
 def until_playing(table: PracticeTable) -> None:
-    """Until every replica has the round's START (the bots' too)."""
+    """Until every replica has the round's START (the bots' too), and our replica every
+    player's mix nonce (PROTOCOL.md 6: no move counts before them)."""
     for _ in range(600):
         table.advance(table.now + FRAME)
-        if table.view().phase == PLAYING and all(r.current_round for r in table.replicas):
+        rnd = table.me.current_round
+        if (
+            table.view().phase == PLAYING
+            and all(r.current_round for r in table.replicas)
+            and rnd is not None
+            and set(rnd.log.nonces) == set(rnd.log.participants)
+        ):
             return
     raise AssertionError("the round never started")
 

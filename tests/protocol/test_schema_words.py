@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from protocol.errors import DropReason, RemoteProtocolError
-from protocol.schema import Bin, Int, ListOf, Spec, Str, Tagged, Tuple
+from protocol.schema import Bin, Int, ListOf, Nil, Spec, Str, Tagged, Tuple
 
 
 def _words(spec: Spec, value: object) -> str:
@@ -61,3 +61,7 @@ def test_an_error_names_the_wire_type_that_came() -> None:
 def test_a_tuple_error_names_its_exact_length() -> None:
     spec = Tuple(Int(0, 1), Int(0, 1))
     assert _words(spec, [1]) == "body: expected array of exactly 2 items, got 1 items"
+
+
+def test_a_nil_error_says_nil_was_expected() -> None:
+    assert _words(Nil(), 1) == "body: expected nil, got int"

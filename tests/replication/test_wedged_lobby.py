@@ -17,6 +17,9 @@ from protocol.messages import Kind, op_body
 
 from .table_helpers import ManualTable, seed_showing
 
+# READY's mix commitment and escrow (PROTOCOL.md 6, 8.2): not what this test is about.
+ESCROW_FIELDS = [bytes(32), bytes(104)]
+
 
 @pytest.mark.parametrize(
     ("shown", "words"),
@@ -37,13 +40,13 @@ def test_wedged_lobby_a_ready_that_could_not_start_a_round_is_refused_at_the_gat
     commitment = deal_commitment(bytes(32), bytes(16))
     # Its own peer refuses to sign it...
     with pytest.raises(LocalProtocolError, match=words):
-        wedger.sync.author(Kind.READY, 0, [1, commitment, shown])
+        wedger.sync.author(Kind.READY, 0, [1, commitment, shown, *ESCROW_FIELDS])
     # ...and a modified peer that signs it anyway is refused by everyone else.
     sync = wedger.sync
     body = op_body(
         Kind.READY, sync.table, sync.me, sync.delivered(sync.me) + 1,
         sync.logs[sync.me][-1].hash, sync.clock.tick(), 0,
-        sync.deps_for(Kind.READY, 0, None), [1, commitment, shown],
+        sync.deps_for(Kind.READY, 0, None), [1, commitment, shown, *ESCROW_FIELDS],
     )  # fmt: skip
     for replica in (host, good):
         replica.receive(seal(sync.key, body), 2, table.now)

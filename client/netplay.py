@@ -1,0 +1,570 @@
+"""Playing over the network from the command line: `host`, `join`, `spectate`, `list` and
+`play --bots N`. A thin shell: it opens sockets, discovery and nodes, lets autopilots play
+headless seats, and prints each final round the same way on every peer of the table.
+
+Errors a user can meet are `NetPlayError`s with a plain sentence; the CLI prints them and
+exits 1 (no table found, table full, protocol version mismatch, address in use, a peer gone
+silent, the host not answering).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import sys
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import trio
+
+from nerts_p2p.game.bots import BotLevel, BotPlayer
+from nerts_p2p.game.errors import NertsError
+from nerts_p2p.game.rules import Rules
+from nerts_p2p.net.autopilot import Autopilot
+from nerts_p2p.net.discovery import TableAd, TableAnnouncer, TableBrowser, browse
+from nerts_p2p.net.node import Leave, TableNode, VersionMismatch
+from nerts_p2p.net.records import network_match_record, network_round_record
+from nerts_p2p.net.replay import save_replay
+from nerts_p2p.net.resume import resume_replica
+from nerts_p2p.net.store import (
+    StoreError,
+    TableHeader,
+    TableStore,
+    data_dir_lock,
+    load_identity,
+    resumable_tables,
+    save_identity,
+)
+from nerts_p2p.net.transport import Address, AddressInUseError, open_udp_transport
+from nerts_p2p.table.replica import RoundFinal, RoundStarted, TableReplica
+from protocol.envelope import PROTOCOL_VERSION
+from protocol.messages import PLAYER, SPECTATOR
+from protocol.signing import SigningKeyPair, generate_signing_key
+
+#: After the match is over here we leave (a LEAVE op) but keep serving the table until
+#: every other member has left too (it got what it needed to finish: our heartbeats past
+#: our last REVEAL, ops a slow spectator still lacks), at least LINGER_MIN and at most
+#: LINGER_MAX seconds.
+LINGER_MIN = 1.0
+LINGER_MAX = 20.0
+#: A joiner that has not got the table's OPEN after this long gives up.
+HOST_ANSWER_TIMEOUT = 10.0
+
+
+class NetPlayError(NertsError):
+    """Something a user must be told in plain words; the command exits 1."""
+
+
+@dataclass
+class PeerOptions:
+    name: str
+    interface: str
+    headless: bool
+    json: bool
+    bots: int = 0
+    bot_level: BotLevel | None = None
+    bot_pace: float = 1.0
+    rounds: int | None = None
+    silence: float = 15.0
+    announce: bool = True
+    port: int = 0
+    #: Where keys, the crash store and replays live; None: nothing is kept (practice).
+    data_dir: Path | None = None
+
+
+@dataclass
+class Printer:
+    """Prints the table's record lines; a closed pipe (`| head -1`) silences it, quietly."""
+
+    json: bool
+    closed: bool = False
+    lines: list[str] = field(default_factory=list)
+
+    def line(self, text: str) -> None:
+        self.lines.append(text)
+        if self.closed:
+            return
+        try:
+            print(text, flush=True)
+        except BrokenPipeError:
+            self.closed = True
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+
+    def round(self, record: dict[str, object]) -> None:
+        if self.json:
+            self.line(json.dumps(record, separators=(",", ":")))
+            return
+        seats = record["seats"]
+        assert isinstance(seats, list)
+        scores = "  ".join(f"seat {s['seat']}: {s['score']:+d} ({s['total']})" for s in seats)
+        called = record["called_by"]
+        by = "" if called is None else f" by seat {called}"
+        self.line(
+            f"round {record['round']}: {record['ended_by']}{by}, {record['moves']} moves  "
+            f"{scores}  hash {record['state_hash']}"
+        )
+
+    def match(self, record: dict[str, object]) -> None:
+        if self.json:
+            self.line(json.dumps(record, separators=(",", ":")))
+            return
+        winner = record["match_winner"]
+        self.line(
+            "match winner: "
+            + (f"seat {winner}" if winner is not None else "none")
+            + f"  totals {record['totals']}"
+        )
+
+
+def _bot(options: PeerOptions, label: str) -> BotPlayer:
+    from nerts_p2p.game.bots import CASUAL
+
+    level = options.bot_level or CASUAL
+    return BotPlayer(level, -1, random.Random(int.from_bytes(os.urandom(8), "big") ^ hash(label)))
+
+
+@dataclass
+class LocalPeer:
+    """One node of this process with the autopilot that plays it (if any)."""
+
+    node: TableNode
+    pilot: Autopilot
+    store: TableStore | None = None
+
+
+def _identity(data_dir: Path | None) -> SigningKeyPair:
+    """This peer's key: kept in the data dir, so a restarted peer is the same member."""
+    if data_dir is None:
+        return generate_signing_key()
+    seed = load_identity(data_dir)
+    if seed is None:
+        key = generate_signing_key()
+        save_identity(data_dir, key.seed)
+        return key
+    return SigningKeyPair(seed)
+
+
+async def _open_node(
+    data_dir: Path | None,
+    header: TableHeader,
+    interface: str,
+    fresh: Callable[[SigningKeyPair], TableReplica],
+    *,
+    bootstrap: Address | None,
+) -> tuple[TableNode, TableStore | None]:
+    """A node for `header`'s table: resumed from the store if this data dir was at that
+    table and its match had not ended, else fresh (`fresh(key)` makes the replica)."""
+    key = _identity(data_dir)
+    store = TableStore.open(data_dir, header.table) if data_dir and header.table else None
+    if store is not None and store.header is not None and not store.ended:
+        try:
+            transport = await open_udp_transport(interface, store.header.port)
+        except AddressInUseError:
+            transport = await open_udp_transport(interface)  # they learn the new one
+        replica = resume_replica(key, store, randomness=os.urandom, now=trio.current_time())
+        node = TableNode(
+            replica,
+            transport,
+            bootstrap=bootstrap,
+            table_host=store.header.host,
+            store=store,
+            resume_target=len(store.own_ops),
+        )
+        return node, store
+    transport = await open_udp_transport(interface, header.port)
+    replica = fresh(key)
+    table = replica.sync.table
+    if data_dir is not None:
+        store = TableStore.open(data_dir, table)
+        store.begin(
+            TableHeader(
+                table,
+                header.host or replica.me,
+                header.host_address,
+                header.name,
+                replica.name,
+                replica.role,
+                transport.address[1],
+                header.hosting,
+            )
+        )
+    host = header.host or None
+    return TableNode(replica, transport, bootstrap=bootstrap, table_host=host, store=store), store
+
+
+async def _bot_peers(
+    options: PeerOptions, table: bytes, host: bytes, host_address: Address
+) -> list[LocalPeer]:
+    """`options.bots` bot players of this process, each a member of its own (its own key,
+    socket, node and store), playing through the same signed ops as anyone."""
+    peers = []
+    for i in range(options.bots):
+        name = f"{options.name}-bot{i + 1}"
+        data_dir = options.data_dir / "bots" / f"bot{i + 1}" if options.data_dir else None
+        header = TableHeader(table, host, host_address, "", name, PLAYER, 0, False)
+
+        def fresh(key: SigningKeyPair, name: str = name) -> TableReplica:
+            return TableReplica.joining(key, table, name=name, role=PLAYER, randomness=os.urandom)
+
+        node, store = await _open_node(
+            data_dir, header, options.interface, fresh, bootstrap=host_address
+        )
+        node.table_host = host
+        node.events.close()  # nobody reads a bot's events
+        pilot = Autopilot(
+            node, _bot(options, name), max_rounds=options.rounds, pace=options.bot_pace
+        )
+        peers.append(LocalPeer(node, pilot, store))
+    return peers
+
+
+def _seats_taken(replica: TableReplica) -> int:
+    return sum(1 for m in replica.sync.members.values() if m.role == PLAYER and not m.left)
+
+
+async def host_table(options: PeerOptions, rules: Rules, *, spectators: bool = True) -> int:
+    with data_dir_lock(options.data_dir):
+        return await _host_table(options, rules, spectators=spectators)
+
+
+async def _host_table(options: PeerOptions, rules: Rules, *, spectators: bool) -> int:
+    previous = None
+    if options.data_dir is not None:
+        previous = next(
+            (
+                store.header
+                for store in resumable_tables(options.data_dir)
+                if store.header is not None
+                and store.header.hosting
+                and store.header.name == options.name
+            ),
+            None,
+        )
+    header = previous or TableHeader(
+        b"", b"", ("", 0), options.name, options.name, PLAYER, options.port, True
+    )
+
+    def fresh(key: SigningKeyPair) -> TableReplica:
+        return TableReplica.open_table(
+            key, name=options.name, rules=rules, spectators=spectators, randomness=os.urandom
+        )
+
+    node, store = await _open_node(
+        options.data_dir, header, options.interface, fresh, bootstrap=None
+    )
+    replica = node.replica
+    node.table_host = None
+    transport_address = node.address
+    address = (
+        transport_address if options.interface != "0.0.0.0" else ("0.0.0.0", transport_address[1])
+    )
+    bot = _bot(options, options.name) if options.headless else None
+    pilot = Autopilot(node, bot, is_host=True, max_rounds=options.rounds, pace=options.bot_pace)
+    me = LocalPeer(node, pilot, store)
+    bots = await _bot_peers(options, replica.sync.table, replica.me, transport_address)
+    announcer = None
+    if options.announce:
+        table_rules = replica.rules or rules
+        ad = TableAd(
+            name=options.name,
+            address=address,
+            protocol_version=PROTOCOL_VERSION,
+            table_id=replica.sync.table,
+            host_fingerprint=replica.me,
+            seats_taken=1,
+            seats_max=table_rules.seats * (2 if table_rules.partnerships else 1),
+            phase="lobby",
+            passphrase=False,
+            spectators=spectators,
+        )
+        announcer = TableAnnouncer(options.interface, ad)
+    return await _run(options, me, bots, announcer=announcer)
+
+
+async def find_table(interface: str, name: str, timeout: float) -> TableAd:
+    async with TableBrowser(interface) as browser:
+        ad = await browser.wait_for(name, timeout)
+    if ad is None:
+        raise NetPlayError(
+            f"no table named {name!r} found on {interface} within {timeout:g} s "
+            "(`nerts-p2p list` shows the tables that are announced)"
+        )
+    if ad.protocol_version != PROTOCOL_VERSION:
+        raise NetPlayError(
+            f"protocol version mismatch: table {name!r} speaks version {ad.protocol_version}, "
+            f"this program speaks version {PROTOCOL_VERSION}"
+        )
+    return ad
+
+
+async def join_table(options: PeerOptions, table_name: str, *, role: int, timeout: float) -> int:
+    with data_dir_lock(options.data_dir):
+        return await _join_table(options, table_name, role=role, timeout=timeout)
+
+
+async def _join_table(options: PeerOptions, table_name: str, *, role: int, timeout: float) -> int:
+    ad = await find_table(options.interface, table_name, timeout)
+    if options.data_dir is not None:
+        earlier = TableStore.open(options.data_dir, ad.table_id)
+        if earlier.header is not None and not earlier.ended:
+            # We were at this table when this peer stopped: take our seat back.
+            role = earlier.header.role
+            ad = replace(ad, seats_taken=0)
+    if role == PLAYER and ad.full:
+        raise NetPlayError(
+            f"table {table_name!r} is full ({ad.seats_taken} of {ad.seats_max} seats taken)"
+        )
+    if role == SPECTATOR and not ad.spectators:
+        raise NetPlayError(f"table {table_name!r} does not welcome spectators")
+    if role == PLAYER and ad.seats_taken + 1 + options.bots > ad.seats_max:
+        free = ad.seats_max - ad.seats_taken
+        raise NetPlayError(
+            f"table {table_name!r} is full for us: {free} seat(s) free, we need {1 + options.bots}"
+        )
+    host_address = ad.address
+    if host_address[0] == "0.0.0.0":
+        raise NetPlayError(f"table {table_name!r} announced no usable address")
+    header = TableHeader(
+        ad.table_id,
+        ad.host_fingerprint,
+        host_address,
+        ad.name,
+        options.name,
+        role,
+        options.port,
+        False,
+    )
+
+    def fresh(key: SigningKeyPair) -> TableReplica:
+        return TableReplica.joining(
+            key, ad.table_id, name=options.name, role=role, randomness=os.urandom
+        )
+
+    node, store = await _open_node(
+        options.data_dir, header, options.interface, fresh, bootstrap=host_address
+    )
+    bot = _bot(options, options.name) if options.headless and role == PLAYER else None
+    me = LocalPeer(
+        node, Autopilot(node, bot, max_rounds=options.rounds, pace=options.bot_pace), store
+    )
+    bots = await _bot_peers(options, ad.table_id, ad.host_fingerprint, host_address)
+    return await _run(options, me, bots, announcer=None)
+
+
+async def list_tables(interface: str, timeout: float, *, as_json: bool) -> int:
+    tables = await browse(interface, timeout)
+    printer = Printer(as_json)
+    for ad in tables:
+        if as_json:
+            printer.line(
+                json.dumps(
+                    {
+                        "name": ad.name,
+                        "address": f"{ad.address[0]}:{ad.address[1]}",
+                        "protocol_version": ad.protocol_version,
+                        "table_id": ad.table_id.hex(),
+                        "host_fingerprint": ad.host_fingerprint.hex(),
+                        "seats_taken": ad.seats_taken,
+                        "seats_max": ad.seats_max,
+                        "phase": ad.phase,
+                        "passphrase": ad.passphrase,
+                        "spectators": ad.spectators,
+                    },
+                    separators=(",", ":"),
+                )
+            )
+        else:
+            flags = ("private " if ad.passphrase else "") + (
+                "spectators welcome" if ad.spectators else "no spectators"
+            )
+            printer.line(
+                f"{ad.name}  {ad.seats_taken}/{ad.seats_max} seats  {ad.phase}  "
+                f"{ad.address[0]}:{ad.address[1]}  {flags}"
+            )
+    if not tables and not as_json:
+        printer.line(f"no tables found on {interface}")
+    return 0
+
+
+# --- running a peer --------------------------------------------------------------------------
+
+
+@dataclass
+class _Watch:
+    """What the main peer's events tell the command."""
+
+    printer: Printer
+    finals: list[RoundFinal] = field(default_factory=list)
+    error: str | None = None
+
+
+async def _run(
+    options: PeerOptions,
+    me: LocalPeer,
+    bots: list[LocalPeer],
+    *,
+    announcer: TableAnnouncer | None,
+) -> int:
+    watch = _Watch(Printer(options.json))
+    everyone = [me, *bots]
+    async with trio.open_nursery() as nursery:
+        for peer in everyone:
+            await nursery.start(peer.node.run)
+        if announcer is not None:
+            await announcer.open()
+        try:
+            nursery.start_soon(_watch_events, me.node, me.store, watch, options)
+            for peer in everyone:
+                nursery.start_soon(peer.pilot.run)
+            if announcer is not None:
+                nursery.start_soon(_keep_announcement, announcer, me.node)
+            await _until_done(me, everyone, watch, options)
+        finally:
+            if announcer is not None:
+                await announcer.aclose()
+            nursery.cancel_scope.cancel()
+            _save_replay(me, options)
+    if watch.error is not None:
+        raise NetPlayError(watch.error)
+    last = watch.finals[-1] if watch.finals else None
+    target_reached = last is not None and last.match_winner is not None
+    for peer in everyone:
+        if peer.store is not None:
+            peer.store.end()  # the match is over: nothing to resume
+    watch.printer.match(network_match_record(watch.finals, target_reached=target_reached))
+    return 0
+
+
+async def _until_done(
+    me: LocalPeer, everyone: list[LocalPeer], watch: _Watch, options: PeerOptions
+) -> None:
+    node = me.node
+    replica = node.replica
+    started = trio.current_time()
+    while watch.error is None:
+        now = trio.current_time()
+        if me.pilot.match_over() and len(watch.finals) >= len(replica.rounds):
+            # Goodbye from us and our bots, then keep serving the table a little while.
+            for peer in everyone:
+                if peer.node.replica.is_member:
+                    peer.node.submit(Leave())
+            await trio.sleep(LINGER_MIN)
+            with trio.move_on_after(LINGER_MAX - LINGER_MIN):
+                while _others_present(replica, options.silence, node):
+                    await trio.sleep(0.1)
+            return
+        if replica.sync.open_op is None and now - started > HOST_ANSWER_TIMEOUT:
+            watch.error = (
+                f"the table's host does not answer (nothing for {HOST_ANSWER_TIMEOUT:g} s)"
+            )
+            return
+        if _everyone_else_left(replica) and not me.pilot.match_over():
+            rnd = replica.current_round
+            watch.error = "everyone else left the table" + (
+                f" before round {rnd.number} was final here" if rnd is not None else ""
+            )
+            return
+        silent = _silent_participant(node, now, options.silence)
+        if silent is not None:
+            watch.error = silent
+            return
+        await trio.sleep(0.1)
+
+
+def _save_replay(me: LocalPeer, options: PeerOptions) -> None:
+    """Every finished or interrupted match is kept as its signed log (`nerts-p2p replay`)."""
+    replica = me.node.replica
+    if options.data_dir is None or not replica.rounds:
+        return
+    header = me.store.header if me.store is not None else None
+    name = header.name if header is not None else options.name
+    try:
+        path = save_replay(options.data_dir / "replays", replica, table_name=name)
+    except OSError as exc:
+        print(f"nerts-p2p: could not save the replay: {exc.strerror}", file=sys.stderr)
+        return
+    print(f"nerts-p2p: replay saved to {path}", file=sys.stderr)
+
+
+def _everyone_else_left(replica: TableReplica) -> bool:
+    others = [m for author, m in replica.sync.members.items() if author != replica.me]
+    return bool(others) and all(m.left for m in others)
+
+
+def _others_present(replica: TableReplica, silence: float, node: TableNode) -> bool:
+    """Someone else is still at the table: a member who has not left and is not silent."""
+    now = trio.current_time()
+    for author, member in replica.sync.members.items():
+        if author == replica.me or member.left:
+            continue
+        quiet = node.silence(author, now)
+        if quiet is not None and quiet < silence:
+            return True
+    return False
+
+
+def _silent_participant(node: TableNode, now: float, bound: float) -> str | None:
+    replica = node.replica
+    rnd = replica.current_round
+    if rnd is None or (rnd.final is not None and replica.sync.host == replica.me):
+        authors = [a for a, m in replica.sync.members.items() if not m.left and m.role == PLAYER]
+    else:
+        authors = list(rnd.seat_of)
+    for author in authors:
+        member = replica.sync.members.get(author)
+        if author == replica.me or member is None or member.left:
+            continue
+        quiet = node.silence(author, now)
+        if quiet is not None and quiet > bound:
+            return f"a peer went silent: {member.name} has sent nothing for {quiet:.0f} s"
+    return None
+
+
+async def _watch_events(
+    node: TableNode, store: TableStore | None, watch: _Watch, options: PeerOptions
+) -> None:
+    replica = node.replica
+    async for event in node.events:
+        if isinstance(event, RoundFinal):
+            rnd = replica.rounds[event.round]
+            watch.finals.append(event)
+            record = network_round_record(rnd, event)
+            if store is not None and event.round > len(store.finals):
+                store.append_final(record)
+            watch.printer.round(record)
+        elif isinstance(event, VersionMismatch):
+            watch.error = (
+                f"protocol version mismatch: the table speaks version {event.version}, "
+                f"this program speaks version {PROTOCOL_VERSION}"
+            )
+        elif (
+            isinstance(event, RoundStarted)
+            and event.seat is None
+            and replica.role == PLAYER
+            and options.headless
+        ):
+            watch.error = f"table full: round {event.round} started without a seat for us"
+
+
+async def _keep_announcement(announcer: TableAnnouncer, node: TableNode) -> None:
+    replica = node.replica
+    while True:
+        rnd = replica.current_round
+        phase = "playing" if rnd is not None and rnd.final is None else "lobby"
+        await announcer.update(seats_taken=_seats_taken(replica), phase=phase)
+        await trio.sleep(0.5)
+
+
+def run_command(command: Callable[[], Awaitable[int]]) -> int:
+    """Run a network command; what a user must be told comes out as one plain line on
+    stderr and exit status 1."""
+    try:
+        return trio.run(command)
+    except (NetPlayError, AddressInUseError, StoreError) as exc:
+        print(f"nerts-p2p: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130

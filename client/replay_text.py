@@ -1,0 +1,85 @@
+"""`nerts-p2p replay FILE`: verify a saved match and print its rounds as text.
+
+Exit status: 0 when every op verified and every round's audit is clean; 1 when something
+did not verify, a round could not be audited, or the audit named a cheater; a file that is
+not a replay, or is damaged, gets one plain line and status 1.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+from nerts_p2p.game.moves import move_text
+from nerts_p2p.net.records import network_match_record
+from nerts_p2p.net.replay import ReplayResult, load_replay
+from nerts_p2p.net.store import StoreError
+
+
+def print_replay(path: Path, *, as_json: bool) -> int:
+    try:
+        result = load_replay(path)
+    except StoreError as exc:
+        print(f"nerts-p2p: {exc}", file=sys.stderr)
+        return 1
+    try:
+        return _print(result, as_json=as_json)
+    except BrokenPipeError:
+        # `| head`: the reader has gone; end quietly (and keep Python's exit flush quiet too).
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
+def _print(result: ReplayResult, *, as_json: bool) -> int:
+    replica = result.replica
+    findings = 0
+    if not as_json:
+        print(f"table {result.name!r} ({result.table.hex()}): {result.ops} signed ops")
+        if result.verified:
+            print("signatures, chains and clocks: all verified")
+    if not result.verified:
+        findings += 1
+        reasons = ", ".join(f"{n} {reason}" for reason, n in sorted(result.refused.items()))
+        print(f"nerts-p2p: ops that do not verify: {reasons}", file=sys.stderr)
+    finals = {f.round: f for f in result.finals}
+    for number, rnd in sorted(replica.rounds.items()):
+        final = finals.get(number)
+        if as_json:
+            continue
+        names = {seat: replica.sync.members[a].name for a, seat in rnd.seat_of.items()}
+        seats = ", ".join(f"seat {s} {names[s]}" for s in sorted(names))
+        print(f"\nround {number}: {seats}")
+        for step in rnd.steps:
+            if step.move is None:
+                continue
+            mark = "" if step.applied else f"   (rejected: {step.reason})"
+            air = "  (in the air)" if step.in_the_air else ""
+            print(f"  {step.op.lamport:>6}  {move_text(step.move)}{air}{mark}")
+        if final is None:
+            findings += 1
+            print(f"round {number} never became final: it cannot be audited")
+            continue
+        state = rnd.states[-1]
+        called = "" if state.called_by is None else f" by seat {state.called_by}"
+        print(f"ended: {state.ended_by}{called}")
+        for score in final.scores:
+            print(f"  seat {score.seat}: {score.score:+d}  (total {final.totals[score.seat]})")
+        if final.cheaters:
+            findings += 1
+            print(f"audit: seats {sorted(final.cheaters)} do not match their commitments")
+        else:
+            print("audit: every reveal matches its seed")
+    if as_json:
+        for record in result.records():
+            print(json.dumps(record, separators=(",", ":")))
+    ordered = [finals[n] for n in sorted(finals)]
+    match = network_match_record(
+        ordered, target_reached=bool(ordered) and ordered[-1].match_winner is not None
+    )
+    if as_json:
+        print(json.dumps(match, separators=(",", ":")))
+    else:
+        print(f"\nmatch: totals {match['totals']}, winner {match['match_winner']}")
+    return 1 if findings else 0

@@ -1,0 +1,387 @@
+"""The trio node: one table replica on one datagram transport.
+
+The h11 pattern: `TableReplica` decides everything; the node only moves datagrams in and
+out, feeds it the time, and turns the application's intents into calls on it. One nursery
+owns every task of a node:
+
+- the receive loop: each datagram goes to the replica (or, if it is a CONTACTS datagram,
+  to the address book), then whatever the replica wants sent is sent;
+- the timer: `tick` at a fraction of the heartbeat interval (the replica decides when a
+  heartbeat is due), and CONTACTS gossip once a second or when a new peer appears;
+- the intent loop: the application's intents arrive on a bounded channel;
+- the sender: one task drains a bounded queue of outgoing datagrams.
+
+Every queue is bounded. A full queue drops and counts (`NodeStats`): the network already
+drops datagrams, and anti-entropy repairs it; a slow application loses events, never the
+game, because the replica keeps the truth and the view can always read it.
+
+Crash safety: before an op we authored is put on the send queue it is appended to the
+store and flushed (`OwnOpStore.append_own`), in the same synchronous step that drained it
+from the replica, so no await can slip between authoring and persisting.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import trio
+
+from nerts_p2p.game.errors import NertsError, Rejection
+from nerts_p2p.game.moves import Move
+from nerts_p2p.net.contacts import decode_contacts, encode_contacts, is_contacts, verify_contacts
+from nerts_p2p.net.transport import Address, Transport
+from nerts_p2p.table.replica import GameEvent, TableReplica
+from protocol.codec import unpack_bounded
+from protocol.envelope import PROTOCOL_VERSION
+from protocol.errors import DropReason, ProtocolError, RemoteProtocolError
+from protocol.messages import Op
+from protocol.sync import BROADCAST
+
+CONTACTS_INTERVAL = 1.0
+#: Lamport times per lease written to the store (one fsync per this many clock ticks).
+CLOCK_LEASE = 1024
+
+
+class OwnOpStore(Protocol):
+    """Where a node persists what its replica authors (see `nerts_p2p.net.store`)."""
+
+    def append_own(self, op: Op) -> None: ...
+
+    def append_seed(self, number: int, seed: bytes, salt: bytes) -> None: ...
+
+    def append_clock_lease(self, value: int) -> None: ...
+
+
+# --- intents (application -> node) --------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Join:
+    pass
+
+
+@dataclass(frozen=True)
+class Ready:
+    pass
+
+
+@dataclass(frozen=True)
+class Start:
+    pass
+
+
+@dataclass(frozen=True)
+class Play:
+    move: Move
+
+
+@dataclass(frozen=True)
+class Leave:
+    pass
+
+
+Intent = Join | Ready | Start | Play | Leave
+
+
+# --- node events (node -> application), beside the replica's game events -------------------
+
+
+@dataclass(frozen=True)
+class IntentRefused:
+    intent: Intent
+    reason: str
+
+
+@dataclass(frozen=True)
+class VersionMismatch:
+    """A datagram from `source` speaks another protocol version than ours."""
+
+    source: Address
+    version: int
+
+
+NodeEvent = GameEvent | IntentRefused | VersionMismatch
+
+
+@dataclass
+class NodeStats:
+    datagrams_in: int = 0
+    datagrams_out: int = 0
+    #: Queue overflows, each dropped and counted rather than blocking the node.
+    events_dropped: int = 0
+    intents_dropped: int = 0
+    outbound_dropped: int = 0
+    contacts_refused: int = 0
+    version_mismatches: int = 0
+    intents_refused: int = 0
+
+
+@dataclass
+class TableNode:
+    replica: TableReplica
+    transport: Transport
+    #: Where the table was found (the host's address), until the table tells us more.
+    bootstrap: Address | None = None
+    #: The host's key id, to ask `bootstrap` for the table's OPEN until it arrives (the
+    #: first request may be lost like any datagram).
+    table_host: bytes | None = None
+    store: OwnOpStore | None = None
+    event_queue: int = 1024
+    intent_queue: int = 64
+    outbound_queue: int = 2048  # datagrams, per send queue
+    #: After a restart: how many of our own ops the store gave back. Until all of them are
+    #: delivered again (their deps arrive by anti-entropy) we author nothing, so we never
+    #: sign a second op with a seq we already used.
+    resume_target: int = 0
+    stats: NodeStats = field(default_factory=NodeStats)
+
+    def __post_init__(self) -> None:
+        self._events_in, self.events = trio.open_memory_channel[NodeEvent](self.event_queue)
+        self._intents_in, self._intents_out = trio.open_memory_channel[Intent](self.intent_queue)
+        # Two send queues: what we say to everyone (our own ops, heartbeats, evidence,
+        # contacts) goes before what we answer one peer (replies and pushes, which the asker
+        # asks for again if they are lost). A slow or starved sender then drops relays, never
+        # our own ops or our LEAVE.
+        self._urgent: deque[tuple[bytes, Address]] = deque()
+        self._bulk: deque[tuple[bytes, Address]] = deque()
+        self._sender_idle = trio.lowlevel.ParkingLot()
+        #: author -> address learnt from a member's signed CONTACTS (verified ones win).
+        self.gossiped: dict[bytes, Address] = {}
+        #: address -> last time anything arrived from it (for silence).
+        self.last_heard: dict[Address, float] = {}
+        self._persisted = max(self.replica.sync.delivered(self.replica.me), self.resume_target)
+        self._persisted_seeds = set(self.replica.my_secrets)
+        self._clock_lease = 0
+        self._resumed = self.resume_target == 0
+        self._peers_told = -1
+        self._next_contacts = 0.0
+        self.cancel_scope: trio.CancelScope | None = None
+
+    # --- the application's side -------------------------------------------------------
+
+    def submit(self, intent: Intent) -> bool:
+        """Queue an intent; False (and counted) if the intent queue is full."""
+        try:
+            self._intents_in.send_nowait(intent)
+        except trio.WouldBlock:
+            self.stats.intents_dropped += 1
+            return False
+        return True
+
+    @property
+    def address(self) -> Address:
+        return self.transport.address
+
+    def addresses(self) -> set[Address]:
+        """Everyone a BROADCAST goes to."""
+        out = set(self.gossiped.values())
+        for author, source in self.replica.sync.peers.items():
+            if isinstance(source, tuple):
+                self.gossiped.pop(author, None)
+                out.add(source)
+        if self.bootstrap is not None:
+            out.add(self.bootstrap)
+        out.discard(self.address)
+        return out
+
+    def silence(self, author: bytes, now: float) -> float | None:
+        """Seconds since we last heard from `author`'s address (None: never heard of it)."""
+        source = self.replica.sync.peers.get(author)
+        heard = self.last_heard.get(source) if isinstance(source, tuple) else None
+        return None if heard is None else now - heard
+
+    # --- running -----------------------------------------------------------------------
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Run until cancelled (`stop`)."""
+        async with trio.open_nursery() as nursery:
+            self.cancel_scope = nursery.cancel_scope
+            nursery.start_soon(self._sender)
+            nursery.start_soon(self._receive_loop)
+            nursery.start_soon(self._timer)
+            nursery.start_soon(self._intent_loop)
+            self._flush()
+            task_status.started()
+
+    def stop(self) -> None:
+        if self.cancel_scope is not None:
+            self.cancel_scope.cancel()
+
+    async def _receive_loop(self) -> None:
+        while True:
+            datagram, source = await self.transport.receive()
+            now = trio.current_time()
+            self.stats.datagrams_in += 1
+            self.last_heard[source] = now
+            if is_contacts(datagram):
+                self._on_contacts(datagram)
+            else:
+                if not self.replica.is_member:
+                    self._check_version(datagram, source)
+                self.replica.receive(datagram, source, now)
+            self._flush()
+
+    async def _timer(self) -> None:
+        interval = self.replica.sync.heartbeat_interval
+        while True:
+            now = trio.current_time()
+            self.replica.tick(now)
+            if (
+                self.replica.sync.open_op is None
+                and self.table_host is not None
+                and self.bootstrap is not None
+            ):
+                self.replica.request_table(self.table_host, self.bootstrap, now)
+            if now >= self._next_contacts or len(self.replica.sync.peers) != self._peers_told:
+                self._send_contacts(now)
+            self._flush()
+            await trio.sleep(interval / 3)
+
+    async def _intent_loop(self) -> None:
+        async for intent in self._intents_out:
+            self.apply_intent(intent)
+
+    @property
+    def resuming(self) -> bool:
+        """After a restart: our own ops are not all back yet, or ops we hold still wait for
+        others (our deps would go below what our last heartbeats showed)."""
+        if not self._resumed:
+            sync = self.replica.sync
+            self._resumed = sync.delivered(sync.me) >= self.resume_target and not any(
+                sync.pending.values()
+            )
+        return not self._resumed
+
+    def apply_intent(self, intent: Intent) -> None:
+        replica = self.replica
+        if self.resuming:
+            self._refused(intent, "still waiting for our own ops from before the restart")
+            return
+        try:
+            if isinstance(intent, Join):
+                replica.join()
+            elif isinstance(intent, Ready):
+                replica.ready()
+            elif isinstance(intent, Start):
+                replica.start()
+            elif isinstance(intent, Leave):
+                replica.leave()
+            else:
+                result = replica.play(intent.move)
+                if isinstance(result, Rejection):
+                    self._refused(intent, result.message)
+        except (NertsError, ProtocolError) as exc:
+            self._refused(intent, str(exc))
+        self._flush()
+
+    def _refused(self, intent: Intent, reason: str) -> None:
+        self.stats.intents_refused += 1
+        self._emit(IntentRefused(intent, reason))
+
+    async def _sender(self) -> None:
+        while True:
+            if self._urgent:
+                datagram, destination = self._urgent.popleft()
+            elif self._bulk:
+                datagram, destination = self._bulk.popleft()
+            else:
+                await self._sender_idle.park()
+                continue
+            await self.transport.send(datagram, destination)
+            self.stats.datagrams_out += 1
+
+    # --- moving things -------------------------------------------------------------------
+
+    def _flush(self) -> None:
+        """Persist what we authored, then queue what the replica wants sent and pass its
+        events on. Synchronous on purpose: nothing else runs between these steps."""
+        replica = self.replica
+        own = replica.sync.logs.get(replica.me, [])
+        if self.store is not None:
+            for number in replica.my_secrets.keys() - self._persisted_seeds:
+                self.store.append_seed(number, *replica.my_secrets[number])
+                self._persisted_seeds.add(number)
+            for op in own[self._persisted :]:
+                self.store.append_own(op)
+            clock = replica.sync.clock.value
+            if clock >= self._clock_lease:
+                # Before any heartbeat stamped past the last lease goes out (a heartbeat is
+                # a signed promise about our clock), the new lease is on disk.
+                self._clock_lease = clock + CLOCK_LEASE
+                self.store.append_clock_lease(self._clock_lease)
+        self._persisted = len(own)
+        outgoing = replica.outgoing()
+        if outgoing:
+            everyone = self.addresses()
+            for destination, datagram in outgoing:
+                if destination == BROADCAST:
+                    for address in everyone:
+                        self._queue(datagram, address, urgent=True)
+                elif isinstance(destination, tuple):
+                    self._queue(datagram, destination, urgent=False)
+        for event in replica.events():
+            self._emit(event)
+
+    def _queue(self, datagram: bytes, destination: Address, *, urgent: bool) -> None:
+        queue = self._urgent if urgent else self._bulk
+        if len(queue) >= self.outbound_queue:
+            self.stats.outbound_dropped += 1
+            return
+        queue.append((datagram, destination))
+        self._sender_idle.unpark()
+
+    def _emit(self, event: NodeEvent) -> None:
+        try:
+            self._events_in.send_nowait(event)
+        except (trio.WouldBlock, trio.BrokenResourceError):
+            # Full, or the application closed its end (it does not want events): the game
+            # goes on either way, since the replica holds the truth.
+            self.stats.events_dropped += 1
+
+    # --- contacts -------------------------------------------------------------------------
+
+    def _send_contacts(self, now: float) -> None:
+        sync = self.replica.sync
+        self._next_contacts = now + CONTACTS_INTERVAL
+        self._peers_told = len(sync.peers)
+        entries = [
+            (author, source)
+            for author, source in sorted(sync.peers.items())
+            if isinstance(source, tuple) and author in sync.members
+        ]
+        if not entries or not self.replica.is_member:
+            return
+        datagrams = encode_contacts(sync.key, sync.table, entries)
+        for address in self.addresses():
+            for datagram in datagrams:
+                self._queue(datagram, address, urgent=True)
+
+    def _on_contacts(self, datagram: bytes) -> None:
+        sync = self.replica.sync
+        try:
+            contacts = decode_contacts(datagram, table=sync.table)
+            public_key = sync.keys.get(contacts.sender)
+            if public_key is None or contacts.sender not in sync.members:
+                raise RemoteProtocolError(DropReason.NOT_A_MEMBER, "contacts from a non-member")
+            verify_contacts(contacts, public_key)
+        except RemoteProtocolError:
+            self.stats.contacts_refused += 1
+            return
+        for author, address in contacts.entries:
+            if author != sync.me and author not in sync.peers:
+                self.gossiped[author] = address
+
+    def _check_version(self, datagram: bytes, source: Address) -> None:
+        """Before we are in, tell the application plainly if the table speaks another
+        protocol version (the gate only counts such datagrams as schema errors)."""
+        try:
+            outer = unpack_bounded(datagram)
+        except RemoteProtocolError:
+            return
+        if isinstance(outer, list) and outer and type(outer[0]) is int:
+            version = outer[0]
+            if version != PROTOCOL_VERSION:
+                self.stats.version_mismatches += 1
+                self._emit(VersionMismatch(source, version))

@@ -1,0 +1,319 @@
+"""The local store: what a peer must not lose in a crash, and its replays.
+
+Layout under the data directory (platformdirs' user data dir, or `--data-dir`):
+
+- `identity`: this peer's signing key (a KEY record);
+- `tables/<table id>.log`: one table as this peer played it: a TABLE record (who, where,
+  which role), then in the order they happened every op this peer authored (OP, appended
+  and flushed *before* the op is sent), the deal seed of each round it dealt (SEED, before
+  the READY that commits to it), each final round's scores (FINAL), Lamport leases (CLOCK:
+  a heartbeat promises our next op is stamped later than its own stamp, so before the clock
+  passes the last lease a new one is written, and a restarted peer starts past it), and END
+  when its match is over. The chain head is the last OP;
+- `replays/`: finished or interrupted matches as signed logs (`nerts_p2p.net.replay`).
+
+Every file is a sequence of records:
+
+    magic "NRTS" | format version (1 byte) | kind (1 byte) | length (4 bytes, big endian)
+    | payload (length bytes, msgpack) | checksum (8 bytes: BLAKE2b-64 of everything before)
+
+A crash can tear only the last record of a file (appends are flushed in order): a last
+record that is short or fails its checksum is dropped and the file cut back to the records
+before it. A bad record with good ones after it is not a torn write but damage, and the
+file is refused in plain words.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import fcntl
+import hashlib
+import os
+import struct
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+from nerts_p2p.game.errors import NertsError
+from protocol.codec import pack, unpack_bounded
+from protocol.errors import RemoteProtocolError
+from protocol.messages import Op
+
+MAGIC: Final = b"NRTS"
+FORMAT_VERSION: Final = 1
+HEADER: Final = struct.Struct(">4sBBI")
+CHECKSUM_LEN: Final = 8
+MAX_RECORD: Final = 1 << 20
+
+
+class RecordKind(enum.IntEnum):
+    KEY = 1
+    TABLE = 2
+    OP = 3
+    SEED = 4
+    FINAL = 5
+    END = 6
+    REPLAY = 7  # a replay file's header
+    LOG_OP = 8  # a replay file's ops, anyone's
+    CLOCK = 9  # a Lamport lease: no heartbeat of ours promised more than this
+
+
+class StoreError(NertsError):
+    """A store file that cannot be trusted, said in plain words."""
+
+
+def default_data_dir() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("nerts-p2p", appauthor=False))
+
+
+def _checksum(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=CHECKSUM_LEN).digest()
+
+
+def encode_record(kind: RecordKind, payload: object) -> bytes:
+    body = pack(payload)
+    head = HEADER.pack(MAGIC, FORMAT_VERSION, int(kind), len(body))
+    return head + body + _checksum(head + body)
+
+
+@dataclass
+class ReadResult:
+    records: list[tuple[RecordKind, object]]
+    good_bytes: int  # where the last good record ends
+    torn: bool  # a torn last record was dropped
+
+
+def read_records(data: bytes, *, what: str) -> ReadResult:
+    records: list[tuple[RecordKind, object]] = []
+    offset = 0
+    while offset < len(data):
+        problem = _record_problem(data, offset)
+        if isinstance(problem, str):
+            if _any_good_record_after(data, offset + 1):
+                raise StoreError(f"{what} is damaged at byte {offset}: {problem}")
+            return ReadResult(records, offset, torn=True)
+        kind, payload, end = problem
+        records.append((kind, payload))
+        offset = end
+    return ReadResult(records, offset, torn=False)
+
+
+def _record_problem(data: bytes, offset: int) -> str | tuple[RecordKind, object, int]:
+    if len(data) - offset < HEADER.size:
+        return "a record is cut short"
+    magic, version, kind, length = HEADER.unpack_from(data, offset)
+    if magic != MAGIC:
+        return "not a nerts-p2p record"
+    if version != FORMAT_VERSION:
+        return f"record format {version} is not supported (this program reads {FORMAT_VERSION})"
+    if length > MAX_RECORD:
+        return "a record claims an impossible length"
+    end = offset + HEADER.size + length + CHECKSUM_LEN
+    if end > len(data):
+        return "a record is cut short"
+    if _checksum(data[offset : end - CHECKSUM_LEN]) != data[end - CHECKSUM_LEN : end]:
+        return "a record fails its checksum"
+    try:
+        record_kind = RecordKind(kind)
+        payload = unpack_bounded(
+            data[offset + HEADER.size : end - CHECKSUM_LEN], max_len=MAX_RECORD
+        )
+    except (ValueError, RemoteProtocolError):
+        return "a record's contents are unreadable"
+    return record_kind, payload, end
+
+
+def _any_good_record_after(data: bytes, start: int) -> bool:
+    at = data.find(MAGIC, start)
+    while at != -1:
+        if not isinstance(_record_problem(data, at), str):
+            return True
+        at = data.find(MAGIC, at + 1)
+    return False
+
+
+class RecordFile:
+    """An append-only file of records; each append is flushed and fsynced."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.torn_dropped = False
+
+    def read(self) -> list[tuple[RecordKind, object]]:
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:
+            return []
+        except OSError as exc:
+            raise StoreError(f"cannot read {self.path}: {exc.strerror}") from exc
+        result = read_records(data, what=str(self.path))
+        if result.torn:
+            # The write a crash interrupted: never trusted, cut off so appends go on cleanly.
+            self.torn_dropped = True
+            with self.path.open("r+b") as f:
+                f.truncate(result.good_bytes)
+        return result.records
+
+    def read_only(self) -> list[tuple[RecordKind, object]]:
+        """Read without repairing: a torn last record is refused (a finished file, such as
+        a replay, is never torn by a crash of ours)."""
+        try:
+            data = self.path.read_bytes()
+        except OSError as exc:
+            raise StoreError(f"cannot read {self.path}: {exc.strerror}") from exc
+        result = read_records(data, what=str(self.path))
+        if result.torn:
+            raise StoreError(f"{self.path} is cut short or damaged at byte {result.good_bytes}")
+        return result.records
+
+    def append(self, kind: RecordKind, payload: object) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self.path.open("ab") as f:
+            f.write(encode_record(kind, payload))
+            f.flush()
+            os.fsync(f.fileno())
+
+
+def load_identity(data_dir: Path) -> bytes | None:
+    for kind, payload in RecordFile(data_dir / "identity").read():
+        if kind == RecordKind.KEY and isinstance(payload, bytes) and len(payload) == 32:
+            return payload
+    return None
+
+
+def save_identity(data_dir: Path, seed: bytes) -> None:
+    RecordFile(data_dir / "identity").append(RecordKind.KEY, seed)
+
+
+@dataclass
+class TableHeader:
+    table: bytes
+    host: bytes
+    host_address: tuple[str, int]
+    name: str  # the table's name
+    me: str  # our name at the table
+    role: int
+    port: int  # the UDP port we played on (a restart binds it again)
+    hosting: bool
+
+    def payload(self) -> list[object]:
+        host_ip, host_port = self.host_address
+        return [
+            self.table,
+            self.host,
+            host_ip,
+            host_port,
+            self.name,
+            self.me,
+            self.role,
+            self.port,
+            self.hosting,
+        ]
+
+    @classmethod
+    def from_payload(cls, payload: object) -> TableHeader:
+        if not isinstance(payload, list) or len(payload) != 9:
+            raise StoreError("a table record is unreadable")
+        table, host, ip, port, name, me, role, own_port, hosting = payload
+        types = (bytes, bytes, str, int, str, str, int, int, bool)
+        if not all(isinstance(v, t) for v, t in zip(payload, types, strict=True)):
+            raise StoreError("a table record is unreadable")
+        return cls(table, host, (ip, port), name, me, role, own_port, hosting)
+
+
+@dataclass
+class TableStore:
+    """One table's log in the store (see the module docstring)."""
+
+    path: Path
+    header: TableHeader | None = None
+    own_ops: list[bytes] = field(default_factory=list)  # op datagrams, in seq order
+    seeds: dict[int, tuple[bytes, bytes]] = field(default_factory=dict)
+    finals: list[dict[str, object]] = field(default_factory=list)
+    clock_lease: int = 0
+    ended: bool = False
+    torn_dropped: bool = False
+
+    @classmethod
+    def open(cls, data_dir: Path, table: bytes) -> TableStore:
+        store = cls(data_dir / "tables" / f"{table.hex()}.log")
+        file = RecordFile(store.path)
+        for kind, payload in file.read():
+            store._take(kind, payload)
+        store.torn_dropped = file.torn_dropped
+        return store
+
+    def _take(self, kind: RecordKind, payload: object) -> None:
+        if kind == RecordKind.TABLE:
+            self.header = TableHeader.from_payload(payload)
+        elif kind == RecordKind.OP and isinstance(payload, bytes):
+            self.own_ops.append(payload)
+        elif kind == RecordKind.SEED and isinstance(payload, list) and len(payload) == 3:
+            number, seed, salt = payload
+            self.seeds[int(number)] = (bytes(seed), bytes(salt))
+        elif kind == RecordKind.FINAL and isinstance(payload, dict):
+            self.finals.append(payload)
+        elif kind == RecordKind.CLOCK and type(payload) is int:
+            self.clock_lease = max(self.clock_lease, payload)
+        elif kind == RecordKind.END:
+            self.ended = True
+
+    def _append(self, kind: RecordKind, payload: object) -> None:
+        RecordFile(self.path).append(kind, payload)
+        self._take(kind, payload)
+
+    def begin(self, header: TableHeader) -> None:
+        self._append(RecordKind.TABLE, header.payload())
+
+    def append_own(self, op: Op) -> None:
+        self._append(RecordKind.OP, op.datagram())
+
+    def append_seed(self, number: int, seed: bytes, salt: bytes) -> None:
+        self._append(RecordKind.SEED, [number, seed, salt])
+
+    def append_clock_lease(self, value: int) -> None:
+        self._append(RecordKind.CLOCK, value)
+
+    def append_final(self, record: dict[str, object]) -> None:
+        self._append(RecordKind.FINAL, record)
+
+    def end(self) -> None:
+        if not self.ended:
+            self._append(RecordKind.END, None)
+
+
+def resumable_tables(data_dir: Path) -> Iterator[TableStore]:
+    """Tables of this data dir whose match had not ended (a crash, a kill)."""
+    folder = data_dir / "tables"
+    if not folder.is_dir():
+        return
+    for path in sorted(folder.glob("*.log")):
+        try:
+            table = bytes.fromhex(path.stem)
+            store = TableStore.open(data_dir, table)
+        except (ValueError, StoreError):
+            continue
+        if store.header is not None and not store.ended:
+            yield store
+
+
+@contextlib.contextmanager
+def data_dir_lock(data_dir: Path | None) -> Iterator[None]:
+    """One process per data dir: two would share a key and sign conflicting ops (which
+    the table punishes as equivocation)."""
+    if data_dir is None:
+        yield
+        return
+    data_dir.mkdir(parents=True, exist_ok=True)
+    with (data_dir / "lock").open("a") as handle:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise StoreError(
+                f"another nerts-p2p process is using {data_dir}; give this one its own --data-dir"
+            ) from None
+        yield

@@ -1,0 +1,68 @@
+"""The bounded campaign of `make test`: every mode, on honest peers, must find nothing.
+
+Scoped to what main fixes (README, "The fuzzer"): two defects of main that the fuzzer finds
+are named with `--known` (reported, not failing), and the hostile adversaries that main
+does not yet stop (issue 10's work in progress) are left out here and run by
+`nerts-p2p fuzz hostile`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from client.cli import main
+
+CI_ADVERSARIES = "forger,replayer,non_member,spectator_mover,reveal_cheat,datagram_flooder"
+CI_KNOWN = "divergence_after_expulsion,split_by_invalid_twin"
+
+
+def test_a_bounded_campaign_of_every_mode_finds_nothing_on_honest_peers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["fuzz", "all", "--cases", "3", "--datagrams", "4000", "--no-baseline"]
+    argv += ["--adversaries", CI_ADVERSARIES, "--known", CI_KNOWN, "--lamport-cap", "1000000"]
+    argv += ["--no-order-attacks"]  # on protocol version 2 an early REVEAL stalls the round
+    code = main([*argv, "--out", str(tmp_path), "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert [f["title"] for f in report["findings"]] == []
+    assert code == 0
+    assert report["cases"] == {"link": 3, "mutate": 2, "hostile": 6}
+    mutate = report["mutate"]
+    assert mutate["datagrams"] > 3500
+    assert mutate["crashes"] == 0
+    assert mutate["hangs"] == 0
+    # The target's gate saw the whole range of bad input, each counted by its reason.
+    for reason in ("oversize", "malformed", "schema", "wrong_table", "bad_signature"):
+        assert mutate["target_drops"][reason] > 0, reason
+    for row in report["hostile"]:
+        assert row["detected"] or row["contained"], row
+
+
+def test_a_dealer_whose_reveal_lies_is_named_a_cheater_by_every_honest_peer(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["fuzz", "hostile", "--adversaries", "reveal_cheat", "--out", str(tmp_path), "--json"]
+    assert main(argv) == 0
+    (row,) = json.loads(capsys.readouterr().out)["hostile"]
+    assert row["detected"]
+    assert row["contained"]
+    assert row["detect_seconds"] is not None
+
+
+def test_mutating_a_peer_on_a_loopback_udp_socket_reads_its_drop_counters(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["fuzz", "mutate", "--target", "local", "--datagrams", "600", "--json", "--no-baseline"]
+    assert main([*argv, "--out", str(tmp_path)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["target"].startswith("127.0.0.1:")
+    assert report["watchdog"] == "heartbeat probes"
+    assert report["problems"] == []
+    drops = report["target_drops"]
+    # UDP may lose some on a busy host (a full socket buffer), even on loopback.
+    assert 100 < drops["received"] <= 600 + 400  # the datagrams and the watchdog's probes
+    assert drops["malformed"] > 0
+    assert drops["schema"] > 0

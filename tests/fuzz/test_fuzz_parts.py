@@ -1,0 +1,130 @@
+"""The fuzzer's parts: schedules, shrinking, invariants, mutations, target safety."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from client.cli import main
+from nerts_p2p.game.engine import omniscient_start
+from nerts_p2p.game.rules import Rules
+from protocol.errors import DropReason
+from tools.fuzz.invariants import conservation_problems
+from tools.fuzz.mutate import Mutator
+from tools.fuzz.schedule import ALL_KINDS, DEFAULT_KINDS, Schedule, ScheduleShape, generate
+from tools.fuzz.shrink import ddmin
+from tools.fuzz.table import FuzzTable, TableConfig
+from tools.fuzz.udp import parse_target
+
+
+def test_a_schedule_is_a_function_of_its_seed_and_survives_json() -> None:
+    shape = ScheduleShape(peers=4, count=12, kinds=ALL_KINDS)
+    schedule = generate(7, shape)
+    assert schedule == generate(7, shape)
+    assert schedule != generate(8, shape)
+    assert Schedule.from_json(schedule.to_json()) == schedule
+    assert schedule.heal_at == max(f.start if f.kind == "kill" else f.end for f in schedule.faults)
+
+
+def test_default_schedules_leave_out_kill_and_restart() -> None:
+    kinds = {f.kind for seed in range(30) for f in generate(seed, ScheduleShape(peers=3)).faults}
+    assert kinds <= set(DEFAULT_KINDS)
+    assert "kill" not in kinds
+    assert "restart" not in kinds
+
+
+def test_an_unknown_fault_kind_in_a_finding_is_refused_in_plain_words() -> None:
+    with pytest.raises(ValueError, match="unknown fault kind 'meteor'"):
+        Schedule.from_json({"seed": 1, "faults": [{"kind": "meteor", "start": 0, "end": 1}]})
+
+
+def test_ddmin_finds_the_one_item_that_matters_and_keeps_only_it() -> None:
+    calls: list[int] = []
+
+    def fails(items: list[int]) -> bool:
+        calls.append(1)
+        return 13 in items and 29 in items
+
+    assert sorted(ddmin(list(range(40)), fails, budget=200)) == [13, 29]
+
+
+def test_conservation_names_a_card_in_two_places() -> None:
+    rules = Rules(seats=2, nerts_size=6)
+    state = omniscient_start(rules, [bytes(32), bytes([1]) * 32])
+    assert conservation_problems(state) == []
+    seat = state.seats[0]
+    doubled = seat._replace(waste=(seat.work[0][-1],))
+    broken = state._replace(seats=(doubled, state.seats[1]))
+    problems = conservation_problems(broken)
+    assert any("two places" in p for p in problems)
+    assert any("add up to" in p for p in problems)
+
+
+def test_every_mutator_makes_datagrams_the_gate_refuses_without_raising() -> None:
+    table = FuzzTable(TableConfig(players=2, seed=3), Schedule(3))
+    corpus: list[bytes] = []
+    table.taps.append(lambda s, d, data: corpus.append(data))
+    table.run_for(4.0)
+    target = table.peers[1].replica
+    before = target.sync.counters.as_dict()
+    mutator = Mutator(random.Random(1), table.peers[0].key, table.table_id)
+    for name, mutate in mutator.mutators:
+        for datagram in corpus[:40]:
+            try:
+                mutated = mutate(datagram)
+            except (ValueError, TypeError, IndexError, KeyError, OverflowError):
+                continue
+            if mutated is not None:
+                target.receive(mutated, f"fuzz-{name}", table.now)  # must not raise
+    after = target.sync.counters.as_dict()
+    for reason in (
+        DropReason.OVERSIZE,
+        DropReason.MALFORMED,
+        DropReason.SCHEMA,
+        DropReason.WRONG_TABLE,
+        DropReason.BAD_SIGNATURE,
+        DropReason.REPLAYED,
+    ):
+        assert after[reason.value] > before[reason.value], reason
+
+
+@pytest.mark.parametrize("target", ["10.0.0.1:9", "8.8.8.8:53", "[2001:db8::1]:9"])
+def test_a_target_outside_loopback_is_refused_before_anything_is_sent(target: str) -> None:
+    with pytest.raises(ValueError, match="not on loopback"):
+        parse_target(target, allow_remote=False)
+
+
+def test_a_target_given_by_name_is_refused_because_resolving_it_would_leave_the_machine() -> None:
+    with pytest.raises(ValueError, match="give an IP address"):
+        parse_target("example.com:9", allow_remote=False)
+    assert parse_target("localhost:9", allow_remote=False) == ("127.0.0.1", 9)
+    assert parse_target("[::1]:9", allow_remote=False) == ("::1", 9)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["fuzz", "link", "--faults", "meteor"],
+        ["fuzz", "hostile", "--adversaries", "dragon"],
+        ["fuzz", "mutate", "--target", "192.168.1.1:4000"],
+        ["fuzz", "mutate", "--target", "127.0.0.1:notaport"],
+        ["fuzz", "replay"],
+        ["fuzz", "link", "--players", "1"],
+    ],
+)
+def test_bad_fuzz_arguments_are_usage_errors(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(argv) == 2
+    assert "nerts-p2p:" in capsys.readouterr().err
+
+
+def test_replaying_a_file_that_is_not_a_finding_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "x.json"
+    path.write_text("[1, 2]")
+    assert main(["fuzz", "replay", str(path)]) == 2
+    assert "is not a fuzz finding" in capsys.readouterr().err

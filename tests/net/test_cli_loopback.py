@@ -1,0 +1,140 @@
+"""`nerts-p2p host/join/spectate/list/play --bots` as separate processes on loopback."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from .procs import FAST, FAST_JOIN, finish, nerts, table_name
+
+LO = ["--interface", "127.0.0.1"]
+#: The machine running the suite may be loaded: give up on a silent peer only after long.
+PATIENT = ["--silence", "60"]
+
+
+def test_four_processes_play_a_match_and_print_identical_lines() -> None:
+    name = table_name()
+    seats = ["--seats", "4", "--bots", "1", "--rounds", "2"]
+    host = nerts(["host", "--name", name, *seats, "--headless", "--json", *LO, *FAST, *PATIENT])
+    time.sleep(0.5)
+    joiners = [
+        nerts(["join", name, "--as", who, "--headless", "--json", *LO, *FAST_JOIN, *PATIENT])
+        for who in ("ann", "bob")
+    ]
+    watcher = nerts(["spectate", name, "--json", *LO, *PATIENT])
+    results = [finish(p) for p in (host, *joiners, watcher)]
+    for code, _out, err in results:
+        assert code == 0, err
+    lines = [out.splitlines() for _, out, _ in results]
+    assert len(lines[0]) == 3  # two rounds, then the match
+    assert all(each == lines[0] for each in lines)
+    rounds = [json.loads(line) for line in lines[0][:2]]
+    assert [r["round"] for r in rounds] == [1, 2]
+    assert all(len(r["seats"]) == 4 and r["state_hash"] for r in rounds)
+    match = json.loads(lines[0][2])
+    assert match["rounds"] == 2
+    assert match["totals"] == [s["total"] for s in rounds[1]["seats"]]
+
+
+def test_list_shows_an_announced_table_with_its_seats() -> None:
+    name = table_name()
+    host = nerts(["host", "--name", name, "--seats", "3", "--headless", *LO, *FAST])
+    try:
+        code, out, err = finish(nerts(["list", "--json", "--timeout", "4", *LO]))
+    finally:
+        host.kill()
+        host.communicate()
+    assert code == 0, err
+    tables = [json.loads(line) for line in out.splitlines()]
+    ours = [t for t in tables if t["name"] == name]
+    assert len(ours) == 1
+    assert ours[0]["seats_taken"] == 1
+    assert ours[0]["seats_max"] == 3
+    assert ours[0]["phase"] == "lobby"
+
+
+def test_join_without_a_table_says_none_was_found() -> None:
+    code, _out, err = finish(
+        nerts(["join", table_name("missing"), "--headless", "--timeout", "1", *LO])
+    )
+    assert code == 1
+    assert "no table named" in err
+    assert "Traceback" not in err
+
+
+def _wait_until_listed(name: str, seats_taken: int) -> None:
+    for _ in range(20):
+        _, out, _ = finish(nerts(["list", "--json", "--timeout", "2", *LO]))
+        tables = [json.loads(line) for line in out.splitlines()]
+        if any(t["name"] == name and t["seats_taken"] == seats_taken for t in tables):
+            return
+    raise AssertionError(f"{name} never showed {seats_taken} seats taken")
+
+
+def test_join_a_full_table_says_it_is_full() -> None:
+    name = table_name()
+    host = nerts(["host", "--name", name, "--seats", "2", "--bots", "1", "--headless", *LO])
+    try:
+        _wait_until_listed(name, 2)
+        code, _, err = finish(nerts(["join", name, "--headless", "--timeout", "6", *LO]))
+    finally:
+        host.kill()
+        host.communicate()
+    assert code == 1
+    assert f"table {name!r} is full" in err
+
+
+def test_a_port_in_use_is_said_plainly() -> None:
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as taken:
+        taken.bind(("127.0.0.1", 0))
+        port = taken.getsockname()[1]
+        code, _, err = finish(
+            nerts(["host", "--name", table_name(), "--headless", "--port", str(port), *LO])
+        )
+    assert code == 1
+    assert "already in use" in err
+
+
+def test_a_player_gone_silent_ends_the_host_with_a_plain_error() -> None:
+    name = table_name()
+    host = nerts(
+        [
+            "host",
+            "--name",
+            name,
+            "--seats",
+            "2",
+            "--headless",
+            "--silence",
+            "3",
+            *LO,
+            "--bot-pace",
+            "1",
+        ]
+    )
+    time.sleep(0.5)
+    guest = nerts(["join", name, "--headless", *LO, "--bot-pace", "1"])
+    time.sleep(6.0)  # in the round by now (bots at human pace: it lasts a while)
+    guest.kill()
+    guest.communicate()
+    code, _, err = finish(host, timeout=60)
+    assert code == 1
+    assert "went silent" in err
+
+
+def test_play_with_bots_practices_over_the_node_on_loopback() -> None:
+    code, out, err = finish(
+        nerts(["play", "--bots", "2", "--headless", "--json", "--rounds", "1", *FAST])
+    )
+    assert code == 0, err
+    lines = out.splitlines()
+    assert len(lines) == 2
+    assert len(json.loads(lines[0])["seats"]) == 3
+
+
+def test_network_commands_without_headless_say_what_is_missing() -> None:
+    code, _, err = finish(nerts(["host", "--name", "x", *LO]))
+    assert code == 2
+    assert "--headless" in err

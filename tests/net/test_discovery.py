@@ -1,0 +1,93 @@
+"""Tables announced over mDNS: seen by a standard client (dig), updated, withdrawn."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+import trio
+
+from nerts_p2p.net.discovery import SERVICE_TYPE, TableAd, TableBrowser, ad_from_txt
+from protocol.envelope import PROTOCOL_VERSION
+
+from .procs import FAST, finish, nerts, table_name
+
+LO = ["--interface", "127.0.0.1"]
+
+
+def _dig(*query: str) -> str:
+    out = subprocess.run(
+        ["dig", "+short", "+tries=3", "+time=2", "-p", "5353", "@127.0.0.1", *query],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=30,
+    )
+    return out.stdout
+
+
+@pytest.mark.skipif(shutil.which("dig") is None, reason="dig is not installed (make netdeps)")
+def test_a_standard_mdns_client_sees_the_table_ptr_srv_and_txt() -> None:
+    name = table_name()
+    host = nerts(["host", "--name", name, "--seats", "3", "--headless", "--port", "0", *LO])
+    try:
+        instance = ""
+        for _ in range(30):
+            ptrs = _dig(SERVICE_TYPE.rstrip("."), "PTR").split()
+            instance = next((p for p in ptrs if p.startswith(name)), "")
+            if instance:
+                break
+        assert instance, "the table never answered a PTR query"
+        srv = _dig(instance, "SRV").split()
+        assert len(srv) == 4  # priority weight port target
+        port = int(srv[2])
+        assert 0 < port < 65536
+        txt = _dig(instance, "TXT")
+        for key in ("proto=", "table=", "host=", "seats=1/3", "phase=lobby", "pass=0", "spect=1"):
+            assert key in txt, (key, txt)
+        assert f"name={name}" in txt
+        assert f"proto={PROTOCOL_VERSION}" in txt
+    finally:
+        host.kill()
+        host.communicate()
+
+
+async def test_the_announcement_is_withdrawn_when_the_match_ends() -> None:
+    name = table_name()
+    async with TableBrowser("127.0.0.1") as browser:
+        host = nerts(
+            [
+                "host",
+                "--name",
+                name,
+                "--seats",
+                "2",
+                "--bots",
+                "1",
+                "--rounds",
+                "1",
+                "--headless",
+                *LO,
+                *FAST,
+            ]
+        )
+        ad = await browser.wait_for(name, 30)
+        assert ad is not None
+        assert ad.seats_max == 2
+        code, _, err = await trio.to_thread.run_sync(finish, host)
+        assert code == 0, err
+        with trio.move_on_after(10):
+            while any(t.name == name for t in (await browser.poll()).values()):
+                await trio.sleep(0.1)
+        assert all(t.name != name for t in (await browser.poll()).values())
+
+
+def test_a_txt_record_missing_a_key_or_malformed_is_not_a_table() -> None:
+    good = TableAd("x", ("127.0.0.1", 5), 1, b"a" * 8, b"b" * 8, 1, 4, "lobby", False, True)
+    txt = {k.encode(): v.encode() for k, v in good.txt().items()}
+    assert ad_from_txt(txt, ("127.0.0.1", 5)) == good
+    for key in txt:
+        assert ad_from_txt({k: v for k, v in txt.items() if k != key}, ("127.0.0.1", 5)) is None
+    for key, bad in ((b"seats", b"3"), (b"table", b"zz"), (b"phase", b"over"), (b"proto", b"x")):
+        assert ad_from_txt({**txt, key: bad}, ("127.0.0.1", 5)) is None

@@ -1,0 +1,75 @@
+"""A LAN of three hosts in network namespaces (tools/lan.py): discovery across hosts, a
+match, a spectator joining mid-round, and one host's cable pulled and put back mid-round."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tools.lan import Lan, LanHost, lan_available
+
+from .procs import PROCESS_TIMEOUT, finish, table_name
+
+WHY_NOT = lan_available()
+pytestmark = pytest.mark.skipif(WHY_NOT is not None, reason=WHY_NOT or "")
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _on(host: LanHost, args: list[str], data: Path) -> subprocess.Popen[str]:
+    argv = [sys.executable, "-m", "client.cli", *args, "--interface", host.address]
+    if args[0] != "list":
+        argv += ["--data-dir", str(data), "--silence", "60", "--json"]
+    return subprocess.Popen(
+        host.command(argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT
+    )
+
+
+def test_three_hosts_play_with_a_late_spectator_and_a_pulled_cable(tmp_path: Path) -> None:
+    name = table_name("lan")
+    fast = ["--bot-pace", "0.03"]
+    with Lan() as lan:
+        h1, h2, h3 = lan.hosts
+        host = _on(
+            h1,
+            [
+                "host",
+                "--name",
+                name,
+                "--seats",
+                "3",
+                "--rounds",
+                "2",
+                "--headless",
+                "--nerts-size",
+                "6",
+                *fast,
+            ],
+            tmp_path / "h1",
+        )
+        time.sleep(0.5)
+        # Discovery across hosts: h3 sees the table h1 announces.
+        code, out, err = finish(_on(h3, ["list", "--timeout", "4"], tmp_path), timeout=60)
+        assert code == 0, err
+        assert name in out
+        ann = _on(h2, ["join", name, "--as", "ann", "--headless", *fast], tmp_path / "h2")
+        bob = _on(h3, ["join", name, "--as", "bob", "--headless", *fast], tmp_path / "h3")
+        assert host.stdout is not None
+        first = host.stdout.readline()
+        assert first.startswith('{"round":1'), host.stderr.read() if host.stderr else ""
+        time.sleep(0.5)  # round 2 is being played
+        watcher = _on(h2, ["spectate", name, "--as", "late"], tmp_path / "h2-watch")
+        lan.unplug(h3)
+        time.sleep(3.0)
+        lan.plug(h3)
+        results = [finish(p, PROCESS_TIMEOUT) for p in (ann, bob, watcher)]
+        code, rest, err = finish(host, PROCESS_TIMEOUT)
+        assert code == 0, err
+        host_lines = [first.strip(), *rest.splitlines()]
+        assert len(host_lines) == 3
+        for code, out, err in results:
+            assert code == 0, err
+            assert out.splitlines() == host_lines

@@ -1,0 +1,139 @@
+"""The trio node over an in-memory network, in virtual time (trio's autojump clock)."""
+
+from __future__ import annotations
+
+import trio
+import trio.testing
+
+from nerts_p2p.game.rules import Rules
+from nerts_p2p.net.contacts import encode_contacts
+from nerts_p2p.net.node import NodeEvent
+from nerts_p2p.net.records import network_round_record
+from nerts_p2p.net.transport import MemoryNetwork
+from protocol.messages import SPECTATOR
+
+from .helpers import MemoryTable, key_for
+
+
+async def _play(table: MemoryTable, *, limit: float = 600.0) -> None:
+    async with trio.open_nursery() as nursery:
+        for i, node in enumerate(table.nodes):
+            await nursery.start(node.run)
+            nursery.start_soon(table.collect, i)
+        with trio.move_on_after(limit):
+            async with trio.open_nursery() as pilots:
+                for pilot in table.pilots:
+                    pilots.start_soon(pilot.run)
+            # Every peer has its final: linger so the last heartbeats settle.
+            await trio.sleep(1.0)
+        nursery.cancel_scope.cancel()
+
+
+async def test_three_nodes_play_a_round_and_agree(autojump_clock: trio.testing.MockClock) -> None:
+    table = MemoryTable(MemoryNetwork(), Rules(seats=3, nerts_size=7))
+    table.open()
+    table.join("ann")
+    table.join("bob")
+    await _play(table)
+    finals = [table.finals(i) for i in range(3)]
+    assert all(len(f) == 1 for f in finals), [len(f) for f in finals]
+    assert finals[0] == finals[1] == finals[2]
+    assert not finals[0][0].cheaters
+    # The joiners knew only the host's address; the host's signed contacts introduced them.
+    ann, bob = table.nodes[1].replica, table.nodes[2].replica
+    assert bob.me in ann.sync.peers
+    assert ann.me in bob.sync.peers
+
+
+async def test_contacts_from_a_stranger_are_refused_and_counted(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    table = MemoryTable(MemoryNetwork(), Rules(seats=2, nerts_size=5))
+    host = table.open()
+    stranger = key_for("stranger")
+    forged = encode_contacts(stranger, host.replica.sync.table, [(b"x" * 8, ("10.9.9.9", 9))])
+    sender = table.network.open()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(host.run)
+        for datagram in forged:
+            await sender.send(datagram, host.address)
+        await sender.send(b"\x94\xa8contacts garbage", host.address)
+        await trio.sleep(1.0)
+        nursery.cancel_scope.cancel()
+    assert host.stats.contacts_refused == 2
+    assert ("10.9.9.9", 9) not in host.addresses()
+
+
+def _records(table: MemoryTable, index: int) -> list[dict[str, object]]:
+    node = table.nodes[index]
+    return [network_round_record(node.replica.rounds[f.round], f) for f in table.finals(index)]
+
+
+async def test_four_nodes_two_rounds_over_a_lossy_network_print_the_same_records(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    table = MemoryTable(MemoryNetwork(drop=0.1, seed=4), Rules(seats=4, nerts_size=7), max_rounds=2)
+    table.open()
+    for name in ("ann", "bob", "cid"):
+        table.join(name)
+    await _play(table)
+    records = [_records(table, i) for i in range(4)]
+    assert len(records[0]) == 2
+    assert records[1] == records[0]
+    assert records[2] == records[0]
+    assert records[3] == records[0]
+    assert table.network.dropped > 0
+
+
+async def test_a_spectator_joining_mid_round_catches_up_and_sees_the_same_final(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    table = MemoryTable(MemoryNetwork(), Rules(seats=3, nerts_size=7))
+    table.open()
+    table.join("ann")
+    table.join("bob")
+    async with trio.open_nursery() as nursery:
+        for i, node in enumerate(table.nodes):
+            await nursery.start(node.run)
+            nursery.start_soon(table.collect, i)
+        for pilot in table.pilots:
+            nursery.start_soon(pilot.run)
+        host = table.nodes[0].replica
+        while host.current_round is None or len(host.current_round.steps) < 5:
+            await trio.sleep(0.01)
+        assert host.current_round.final is None  # the round is being played
+        watcher = table.join("watcher", role=SPECTATOR)
+        await nursery.start(watcher.run)
+        nursery.start_soon(table.collect, 3)
+        nursery.start_soon(table.pilots[3].run)
+        with trio.move_on_after(600):
+            while not all(table.finals(i) for i in range(4)):
+                await trio.sleep(0.5)
+        nursery.cancel_scope.cancel()
+    assert table.finals(3) == table.finals(0)
+    assert watcher.replica.seat is None
+    assert _records(table, 3) == _records(table, 0)
+
+
+async def test_an_application_that_never_reads_events_loses_events_not_the_game(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    table = MemoryTable(MemoryNetwork(), Rules(seats=2, nerts_size=5))
+    table.open()
+    table.join("ann")
+    table.nodes[1].events.close()  # nobody reads this peer's events
+    table.nodes[0]._events_in, table.nodes[0].events = trio.open_memory_channel[NodeEvent](2)
+    async with trio.open_nursery() as nursery:
+        for node in table.nodes:
+            await nursery.start(node.run)
+        for pilot in table.pilots:
+            nursery.start_soon(pilot.run)
+        with trio.move_on_after(600):
+            while not all(p.match_over() for p in table.pilots):
+                await trio.sleep(0.5)
+        nursery.cancel_scope.cancel()
+    assert all(p.match_over() for p in table.pilots)
+    assert table.nodes[0].stats.events_dropped > 0
+    first = table.nodes[0].replica.rounds[1].final
+    assert first is not None
+    assert first == table.nodes[1].replica.rounds[1].final

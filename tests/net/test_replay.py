@@ -1,0 +1,103 @@
+"""Replays: every match is saved as its signed log; `nerts-p2p replay` verifies and replays."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from nerts_p2p.net.store import RecordFile, RecordKind, encode_record
+
+from .procs import FAST, finish, nerts, table_name
+
+LO = ["--interface", "127.0.0.1"]
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
+    data = tmp_path_factory.mktemp("host")
+    code, out, err = finish(
+        nerts(
+            [
+                "host",
+                "--name",
+                table_name(),
+                "--seats",
+                "2",
+                "--bots",
+                "1",
+                "--rounds",
+                "1",
+                "--headless",
+                "--json",
+                "--data-dir",
+                str(data),
+                *LO,
+                *FAST,
+            ]
+        )
+    )
+    assert code == 0, err
+    replays = sorted((data / "replays").glob("*.nrp"))
+    assert len(replays) == 1, err
+    return replays[0], out.splitlines()
+
+
+def test_the_replay_verifies_and_prints_the_same_records_as_the_table(
+    played: tuple[Path, list[str]],
+) -> None:
+    path, lines = played
+    code, out, err = finish(nerts(["replay", str(path), "--json"]))
+    assert code == 0, err
+    assert out.splitlines() == lines
+
+
+def test_the_text_replay_shows_every_move_and_the_audit(played: tuple[Path, list[str]]) -> None:
+    path, _ = played
+    code, out, err = finish(nerts(["replay", str(path)]))
+    assert code == 0, err
+    assert "all verified" in out
+    assert "audit: every reveal matches its seed" in out
+    assert "round 1:" in out
+
+
+def test_a_damaged_replay_is_refused_in_plain_words(
+    played: tuple[Path, list[str]], tmp_path: Path
+) -> None:
+    path, _ = played
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x40
+    bad = tmp_path / "bad.nrp"
+    bad.write_bytes(bytes(data))
+    code, _out, err = finish(nerts(["replay", str(bad)]))
+    assert code == 1
+    assert "damaged" in err
+    assert "Traceback" not in err
+    cut = tmp_path / "cut.nrp"
+    cut.write_bytes(path.read_bytes()[:-5])
+    code, _, err = finish(nerts(["replay", str(cut)]))
+    assert code == 1
+    assert "cut short" in err
+    code, _, err = finish(nerts(["replay", str(tmp_path / "absent.nrp")]))
+    assert code == 1
+    assert "does not exist" in err
+
+
+def test_a_forged_op_in_a_well_formed_file_fails_verification(
+    played: tuple[Path, list[str]], tmp_path: Path
+) -> None:
+    path, _ = played
+    records = RecordFile(path).read_only()
+    forged = bytearray()
+    for i, (kind, payload) in enumerate(records):
+        if kind == RecordKind.LOG_OP and i == len(records) // 2:
+            assert isinstance(payload, bytes)
+            damaged = bytearray(payload)
+            damaged[-1] ^= 1  # the signature's last byte
+            payload = bytes(damaged)
+        forged += encode_record(kind, payload)
+    out_path = tmp_path / "forged.nrp"
+    out_path.write_bytes(bytes(forged))
+    code, _, err = finish(nerts(["replay", str(out_path)]))
+    assert code == 1
+    assert "do not verify" in err

@@ -1,0 +1,119 @@
+"""The crash store: records with a version and a checksum; a torn last record dropped."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from nerts_p2p.game.rules import Rules
+from nerts_p2p.net.resume import resume_replica
+from nerts_p2p.net.store import (
+    RecordFile,
+    RecordKind,
+    StoreError,
+    TableHeader,
+    TableStore,
+    data_dir_lock,
+    encode_record,
+    load_identity,
+    resumable_tables,
+    save_identity,
+)
+from nerts_p2p.table.replica import TableReplica
+from tools.mesh import seeded_bytes
+
+from .helpers import key_for
+
+
+def _hosted(tmp_path: Path) -> tuple[TableReplica, TableStore]:
+    replica = TableReplica.open_table(
+        key_for("store-host"),
+        name="t",
+        rules=Rules(seats=2),
+        spectators=True,
+        randomness=seeded_bytes("store"),
+    )
+    store = TableStore.open(tmp_path, replica.sync.table)
+    store.begin(
+        TableHeader(replica.sync.table, replica.me, ("127.0.0.1", 1), "t", "t", 1, 5000, True)
+    )
+    for op in replica.sync.logs[replica.me]:
+        store.append_own(op)
+    return replica, store
+
+
+def test_records_round_trip_and_a_torn_last_record_is_dropped(tmp_path: Path) -> None:
+    replica, store = _hosted(tmp_path)
+    replica.ready()
+    ready = replica.sync.logs[replica.me][-1]
+    store.append_seed(1, *replica.my_secrets[1])
+    store.append_own(ready)
+    whole = store.path.read_bytes()
+    # A crash in the middle of the next append: half a record at the end.
+    half = encode_record(RecordKind.OP, b"x" * 100)[:37]
+    store.path.write_bytes(whole + half)
+    again = TableStore.open(tmp_path, replica.sync.table)
+    assert again.torn_dropped
+    assert again.own_ops == [op.datagram() for op in replica.sync.logs[replica.me]]
+    assert again.seeds == {1: replica.my_secrets[1]}
+    assert store.path.read_bytes() == whole  # cut back, so appends go on cleanly
+
+
+def test_a_flipped_bit_in_the_last_record_is_dropped_not_trusted(tmp_path: Path) -> None:
+    replica, store = _hosted(tmp_path)
+    data = bytearray(store.path.read_bytes())
+    data[-3] ^= 1
+    store.path.write_bytes(bytes(data))
+    again = TableStore.open(tmp_path, replica.sync.table)
+    assert again.torn_dropped
+    assert again.own_ops == []  # the OPEN was the last record: gone, not half-believed
+
+
+def test_damage_before_good_records_is_refused_in_plain_words(tmp_path: Path) -> None:
+    replica, store = _hosted(tmp_path)
+    data = bytearray(store.path.read_bytes())
+    data[20] ^= 0xFF  # inside the first record, with a good record after it
+    store.path.write_bytes(bytes(data))
+    with pytest.raises(StoreError, match="damaged"):
+        TableStore.open(tmp_path, replica.sync.table)
+
+
+def test_a_record_of_a_newer_format_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "identity"
+    record = bytearray(encode_record(RecordKind.KEY, b"k" * 32))
+    record[4] = 9
+    path.write_bytes(bytes(record) + encode_record(RecordKind.KEY, b"k" * 32))
+    with pytest.raises(StoreError, match="format 9"):
+        RecordFile(path).read()
+
+
+def test_identity_survives_and_a_second_process_cannot_share_the_dir(tmp_path: Path) -> None:
+    assert load_identity(tmp_path) is None
+    save_identity(tmp_path, b"s" * 32)
+    assert load_identity(tmp_path) == b"s" * 32
+    with (
+        data_dir_lock(tmp_path),
+        pytest.raises(StoreError, match="another nerts-p2p process"),
+        data_dir_lock(tmp_path),
+    ):
+        pass
+
+
+def test_a_resumed_host_continues_its_chain_without_reusing_a_seq(tmp_path: Path) -> None:
+    replica, store = _hosted(tmp_path)
+    replica.ready()
+    store.append_seed(1, *replica.my_secrets[1])
+    store.append_own(replica.sync.logs[replica.me][-1])
+    assert [s.header and s.header.name for s in resumable_tables(tmp_path)] == ["t"]
+    again = TableStore.open(tmp_path, replica.sync.table)
+    resumed = resume_replica(
+        key_for("store-host"), again, randomness=seeded_bytes("other"), now=100.0
+    )
+    assert resumed.sync.vector() == replica.sync.vector()
+    assert resumed.my_secrets == replica.my_secrets
+    left = resumed.leave()
+    assert left.seq == 3
+    assert left.lamport > replica.sync.logs[replica.me][-1].lamport
+    store.end()
+    assert list(resumable_tables(tmp_path)) == []

@@ -1,0 +1,389 @@
+"""The hostile mode's adversaries: each sets up a table with one peer (or an outsider) that
+the fuzzer controls, and says how the honest peers should notice it (`Watch`)."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field, replace
+from typing import Any, Final
+
+from protocol.clocks import LamportClock
+from protocol.envelope import seal
+from protocol.errors import DropReason, RemoteProtocolError
+from protocol.messages import NO_PREV, Kind, Op, decode, derive_table_id, op_body, seal_op
+from protocol.signing import SigningKeyPair
+from protocol.sync import SyncPeer
+from tools.fuzz.schedule import Schedule
+from tools.fuzz.table import FuzzTable, TableConfig
+
+ATTACK_AT: Final = 3.0  # simulated second the adversary starts (the round is on by then)
+ADVERSARIES: Final = (
+    "forger",
+    "replayer",
+    "equivocator",
+    "backdater",
+    "blind",
+    "non_member",
+    "spectator_mover",
+    "reveal_cheat",
+    "lobby_wedger",
+    "join_flooder",
+    "datagram_flooder",
+)
+
+
+@dataclass
+class Watch:
+    """When each honest peer first noticed: by events naming the adversary, or by a drop
+    counter rising after the attack began."""
+
+    adversary: bytes
+    reasons: tuple[DropReason, ...] = ()
+    seen: dict[int, float] = field(default_factory=dict)
+    baseline: dict[int, int] = field(default_factory=dict)
+
+
+def reauthor(op: Op, key: SigningKeyPair, **changes: Any) -> Op:
+    fields = {
+        "kind": op.kind,
+        "table": op.table,
+        "author": op.author,
+        "seq": op.seq,
+        "prev": op.prev,
+        "lamport": op.lamport,
+        "epoch": op.epoch,
+        "deps": [list(d) for d in op.lobby_deps] if op.epoch == 0 else list(op.round_deps),
+        "payload": op.payload,
+    }
+    fields.update(changes)
+    payload = fields.pop("payload")
+    return seal_op(key, op_body(payload=_thaw(payload), **fields))
+
+
+def _thaw(value: object) -> object:
+    return [_thaw(v) for v in value] if isinstance(value, tuple) else value
+
+
+def _own_ops(
+    table: FuzzTable, peer_index: int, out: list[tuple[Hashable, bytes]]
+) -> list[tuple[int, Op | None]]:
+    me = table.peers[peer_index].key.key_id
+    found: list[tuple[int, Op | None]] = []
+    for i, (_, datagram) in enumerate(out):
+        try:
+            message = decode(datagram, table=table.table_id)
+        except RemoteProtocolError:
+            continue
+        if isinstance(message, Op) and message.author == me:
+            found.append((i, message))
+    return found
+
+
+class BlindSyncPeer(SyncPeer):
+    """Admits to seeing nothing but its own ops (and keeps its clock low): its moves sort
+    early and win races. Its deps name only itself; its clock only clears the START floor."""
+
+    def deps_for(self, kind: Kind, epoch: int, payload: object) -> list[object]:
+        deps = super().deps_for(kind, epoch, payload)
+        if epoch == 0 or kind == Kind.START:
+            return deps
+        log = self.epochs[epoch]
+        return [d if p == self.me else 0 for p, d in zip(log.participants, deps, strict=True)]
+
+    def author(self, kind: Kind, epoch: int, payload: object) -> Op:
+        if epoch and epoch in self.epochs:
+            own = self.logs[self.me][-1].lamport if self.logs.get(self.me) else 0
+            floor = max(own, self.epochs[epoch].start.lamport)
+            self.clock = LamportClock(floor)
+        return super().author(kind, epoch, payload)
+
+
+def table_with_adversary(config: TableConfig, *, spectator: bool = False) -> FuzzTable:
+    cfg = replace(
+        config, players=config.players + (0 if spectator else 1), spectators=1 if spectator else 0
+    )
+    table = FuzzTable(cfg, Schedule(cfg.seed))
+    table.peers[-1].honest = False
+    # The host seats exactly the honest players plus a playing adversary.
+    return table
+
+
+# --- the adversaries -------------------------------------------------------------------------
+
+Setup = Callable[[TableConfig], tuple[FuzzTable, Watch]]
+
+
+def _forger(config: TableConfig) -> tuple[FuzzTable, Watch]:
+    """Sends MOVEs in an honest player's name, signed with its own key."""
+    table = table_with_adversary(config)
+    bad = table.peers[-1]
+    victim = table.peers[1]
+    rng = random.Random(f"forger/{config.seed}")
+
+    def forge(t: FuzzTable) -> None:
+        sync = victim.replica.sync
+        rnd = victim.replica.current_round
+        if rnd is not None:
+            seq = sync.delivered(sync.me) + 1
+            body = op_body(
+                Kind.MOVE,
+                t.table_id,
+                sync.me,
+                seq,
+                sync.logs[sync.me][-1].hash,
+                sync.clock.value + 1,
+                rnd.number,
+                [sync.delivered(p) for p in rnd.log.participants],
+                "turn",
+            )
+            # The victim's name on it, the forger's signature under it.
+            datagram = seal(bad.key, body)
+            for p in t.peers[:-1]:
+                t.inject(t.now, p.index, datagram, bad.index)
+        t.call_at(t.now + 0.25 + rng.random() * 0.25, forge)
+
+    table.call_at(ATTACK_AT, forge)
+    return table, Watch(victim.key.key_id, (DropReason.BAD_SIGNATURE,))
+
+
+def _replayer(config: TableConfig) -> tuple[FuzzTable, Watch]:
+    """Captures the table's traffic and sends it all again, in bursts, to everyone."""
+    table = table_with_adversary(config)
+    bad = table.peers[-1]
+    captured: list[bytes] = []
+    table.taps.append(lambda s, d, data: captured.append(data) if len(captured) < 5000 else None)
+    rng = random.Random(f"replayer/{config.seed}")
+
+    def replay(t: FuzzTable) -> None:
+        for datagram in rng.sample(captured, min(200, len(captured))):
+            t.inject(t.now, rng.randrange(len(t.peers) - 1), datagram, bad.index)
+        t.call_at(t.now + 0.5, replay)
+
+    table.call_at(ATTACK_AT, replay)
+    return table, Watch(bad.key.key_id, (DropReason.REPLAYED,))
+
+
+def _equivocator(config: TableConfig) -> tuple[FuzzTable, Watch]:
+    """Each of its moves goes to half the table as is and to the other half changed."""
+    table = table_with_adversary(config)
+    bad = table.peers[-1]
+
+    def transform(t: FuzzTable, out: list[tuple[Hashable, bytes]]) -> list[tuple[Hashable, bytes]]:
+        if t.now < ATTACK_AT:
+            return out
+        result = list(out)
+        for i, op in _own_ops(t, bad.index, out):
+            if op is None or op.kind != Kind.MOVE:
+                continue
+            other = reauthor(op, bad.key, payload="stuck" if op.payload != "stuck" else "turn")
+            half = len(t.peers) // 2
+            result[i] = ("drop", b"")
+            for p in range(len(t.peers) - 1):
+                result.append((p, op.datagram() if p < half else other.datagram()))
+        return [(d, g) for d, g in result if d != "drop"]
+
+    bad.transform = transform
+    return table, Watch(bad.key.key_id, (DropReason.EQUIVOCATION,))
+
+
+def _backdater(config: TableConfig) -> tuple[FuzzTable, Watch]:
+    """Stamps its first move after the attack just above its own previous op."""
+    table = table_with_adversary(config)
+    bad = table.peers[-1]
+    done: list[bool] = []
+
+    def transform(t: FuzzTable, out: list[tuple[Hashable, bytes]]) -> list[tuple[Hashable, bytes]]:
+        if t.now < ATTACK_AT or done:
+            return out
+        result = list(out)
+        sync = bad.replica.sync
+        for i, op in _own_ops(t, bad.index, out):
+            if op is None or op.kind != Kind.MOVE or op.seq < 2:
+                continue
+            previous = sync.logs[sync.me][op.seq - 2]
+            backdated = reauthor(op, bad.key, lamport=previous.lamport + 1)
+            if backdated.lamport < op.lamport:
+                result[i] = (result[i][0], backdated.datagram())
+                done.append(True)
+                break
+        return result
+
+    bad.transform = transform
+    return table, Watch(bad.key.key_id, (DropReason.BACKDATED,))
+
+
+def _blind(config: TableConfig) -> tuple[FuzzTable, Watch]:
+    table = table_with_adversary(replace(config, level="expert"))
+    bad = table.peers[-1]
+    bad.replica.sync.__class__ = BlindSyncPeer
+    return table, Watch(bad.key.key_id, (DropReason.BACKDATED, DropReason.EQUIVOCATION))
+
+
+def _outsider_op(
+    table: FuzzTable, key: SigningKeyPair, kind: Kind, payload: object, seq: int = 1
+) -> bytes:
+    host = table.peers[0].replica.sync
+    rnd = table.peers[0].replica.current_round
+    epoch = rnd.number if rnd is not None and kind != Kind.JOIN else 0
+    deps: list[object] = (
+        [0] * len(rnd.log.participants) if epoch and rnd is not None else [[host.me, 1]]
+    )
+    op = seal_op(
+        key,
+        op_body(
+            kind,
+            table.table_id,
+            key.key_id,
+            seq,
+            NO_PREV,
+            host.clock.value + 5,
+            epoch,
+            deps,
+            payload,
+        ),
+    )
+    return op.datagram()
+
+
+def _non_member(config: TableConfig) -> tuple[FuzzTable, Watch]:
+    """Never joins, and sends moves for the round."""
+    table = table_with_adversary(config)
+    key = SigningKeyPair(hashlib.sha256(f"outsider/{config.seed}".encode()).digest())
+
+    def attack(t: FuzzTable) -> None:
+        if t.peers[0].replica.current_round is not None:
+            datagram = _outsider_op(t, key, Kind.MOVE, "turn")
+            for p in t.peers[:-1]:
+                t.inject(t.now, p.index, datagram, "outsider")
+        t.call_at(t.now + 0.5, attack)
+
+    table.call_at(ATTACK_AT, attack)
+    return table, Watch(key.key_id, (DropReason.UNKNOWN_AUTHOR, DropReason.NOT_A_MEMBER))
+
+
+def _spectator_mover(config: TableConfig) -> tuple[FuzzTable, Watch]:
+    """Joins as a spectator, then signs moves as if it had a seat."""
+    table = table_with_adversary(config, spectator=True)
+    bad = table.peers[-1]
+
+    def attack(t: FuzzTable) -> None:
+        sync = bad.replica.sync
+        rnd = bad.replica.current_round
+        if rnd is not None and sync.logs.get(sync.me):
+            seq = sync.delivered(sync.me) + 1
+            op = seal_op(
+                bad.key,
+                op_body(
+                    Kind.MOVE,
+                    t.table_id,
+                    sync.me,
+                    seq,
+                    sync.logs[sync.me][-1].hash,
+                    sync.clock.value + 1,
+                    rnd.number,
+                    [sync.delivered(p) for p in rnd.log.participants],
+                    "turn",
+                ),
+            )
+            for p in t.peers[:-1]:
+                t.inject(t.now, p.index, op.datagram(), bad.index)
+            return
+        t.call_at(t.now + 0.5, attack)
+
+    table.call_at(ATTACK_AT, attack)
+    return table, Watch(bad.key.key_id, (DropReason.SPECTATOR_OP,))
+
+
+def _reveal_cheat(config: TableConfig) -> tuple[FuzzTable, Watch]:
+    """Its REVEAL names a seed that is not the one it committed to."""
+    table = table_with_adversary(config)
+    bad = table.peers[-1]
+
+    def transform(t: FuzzTable, out: list[tuple[Hashable, bytes]]) -> list[tuple[Hashable, bytes]]:
+        result = list(out)
+        for i, op in _own_ops(t, bad.index, out):
+            if op is not None and op.kind == Kind.REVEAL:
+                lie = reauthor(op, bad.key, payload=[bytes(32), op.payload[1]])
+                result[i] = (result[i][0], lie.datagram())
+        return result
+
+    bad.transform = transform
+    return table, Watch(bad.key.key_id, ())
+
+
+def _lobby_wedger(config: TableConfig) -> tuple[FuzzTable, Watch]:
+    """READY with shown=[]: a round that seats it cannot start."""
+    table = table_with_adversary(config)
+    bad = table.peers[-1]
+
+    def transform(t: FuzzTable, out: list[tuple[Hashable, bytes]]) -> list[tuple[Hashable, bytes]]:
+        result = list(out)
+        for i, op in _own_ops(t, bad.index, out):
+            if op is not None and op.kind == Kind.READY:
+                wedge = reauthor(op, bad.key, payload=[op.payload[0], op.payload[1], []])
+                result[i] = (result[i][0], wedge.datagram())
+        return result
+
+    bad.transform = transform
+    return table, Watch(bad.key.key_id, ())
+
+
+def _join_flooder(config: TableConfig) -> tuple[FuzzTable, Watch]:
+    """JOINs from hundreds of made-up members."""
+    table = table_with_adversary(config)
+    bad = table.peers[-1]
+    count = [0]
+
+    def attack(t: FuzzTable) -> None:
+        for _ in range(50):
+            count[0] += 1
+            key = SigningKeyPair(
+                hashlib.sha256(f"flood/{config.seed}/{count[0]}".encode()).digest()
+            )
+            datagram = _outsider_op(t, key, Kind.JOIN, [key.public_key, f"j{count[0]}", 1])
+            for p in t.peers[:-1]:
+                t.inject(t.now, p.index, datagram, bad.index)
+        if count[0] < 500:
+            t.call_at(t.now + 0.1, attack)
+
+    table.call_at(ATTACK_AT, attack)
+    return table, Watch(bad.key.key_id, (DropReason.RATE_LIMITED, DropReason.NOT_A_MEMBER))
+
+
+def _datagram_flooder(config: TableConfig) -> tuple[FuzzTable, Watch]:
+    """5,000 datagrams a second from one address at every honest peer, for 10 seconds."""
+    table = table_with_adversary(config)
+    bad = table.peers[-1]
+    rng = random.Random(f"flood/{config.seed}")
+    junk = [
+        derive_table_id(rng.randbytes(32), rng.randbytes(8)) * rng.randint(1, 100)
+        for _ in range(64)
+    ]
+    end = ATTACK_AT + 10.0
+
+    def attack(t: FuzzTable) -> None:
+        for _ in range(50):
+            for p in t.peers[:-1]:
+                t.inject(t.now, p.index, rng.choice(junk), bad.index)
+        if t.now < end:
+            t.call_at(t.now + 0.01, attack)
+
+    table.call_at(ATTACK_AT, attack)
+    return table, Watch(bad.key.key_id, (DropReason.RATE_LIMITED,))
+
+
+SETUPS: Final[dict[str, Setup]] = {
+    "forger": _forger,
+    "replayer": _replayer,
+    "equivocator": _equivocator,
+    "backdater": _backdater,
+    "blind": _blind,
+    "non_member": _non_member,
+    "spectator_mover": _spectator_mover,
+    "reveal_cheat": _reveal_cheat,
+    "lobby_wedger": _lobby_wedger,
+    "join_flooder": _join_flooder,
+    "datagram_flooder": _datagram_flooder,
+}

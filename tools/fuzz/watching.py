@@ -1,0 +1,143 @@
+"""What the fuzzer watches at every step of a table: what each peer signs (a seq signed
+twice), every game event (divergence reports, honest peers expelled or called cheaters,
+round results that do not add up) and every state a peer's fold produces (no card in two
+places, every deck whole)."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import TYPE_CHECKING
+
+from nerts_p2p.table.replica import (
+    Divergence,
+    GameEvent,
+    PeerExpelled,
+    ProtocolViolation,
+    RaceLost,
+    RoundEnded,
+    RoundFinal,
+    RoundStarted,
+)
+from protocol.errors import RemoteProtocolError
+from protocol.messages import Heartbeat, Op, decode
+from protocol.sync import BROADCAST
+from tools.fuzz.invariants import conservation_problems, score_problems
+
+if TYPE_CHECKING:
+    from tools.fuzz.peers import Peer
+    from tools.fuzz.table import FuzzTable
+
+
+def persist(table: FuzzTable, peer: Peer, out: list[tuple[Hashable, bytes]]) -> None:
+    """Store own ops before they are sent; watch for a seq signed twice."""
+    replica = peer.replica
+    me = replica.me
+    peer.store.secrets.update(replica.my_secrets)
+    peer.store.lamport = max(peer.store.lamport, replica.sync.clock.value)
+    for destination, datagram in out:
+        if destination != BROADCAST:
+            continue
+        try:
+            message = decode(datagram, table=table.table_id)
+        except RemoteProtocolError:
+            continue
+        if isinstance(message, Heartbeat):
+            table.last_heartbeat[peer.index] = datagram
+            continue
+        if not isinstance(message, Op) or message.author != me:
+            continue
+        earlier = peer.authored.get(message.seq)
+        if earlier is None:
+            peer.authored[message.seq] = message.body
+            if message.seq == len(peer.store.ops) + 1:
+                peer.store.ops.append(datagram)
+        elif earlier != message.body and peer.honest:
+            table.problem(
+                "seq_reuse",
+                peer.index,
+                f"peer {peer.index} signed two different ops with seq {message.seq}",
+            )
+
+
+def on_event(table: FuzzTable, peer: Peer, event: GameEvent) -> None:
+    peer.events.append(event)
+    if isinstance(event, RoundFinal):
+        peer.finals[event.round] = event
+        table.record(
+            "round_final",
+            peer=peer.index,
+            round=event.round,
+            scores=[s.score for s in event.scores],
+            cheaters=sorted(event.cheaters),
+        )
+        rnd = peer.replica.rounds[event.round]
+        for text in score_problems(event, rnd.states[-1], peer.last_totals):
+            table.problem("score", peer.index, text)
+        peer.last_totals = {s: event.totals[s] for s in range(len(event.totals))}
+        honest_seats = {s for s, author in rnd.dealer.items() if table.is_honest_author(author)}
+        if event.cheaters & honest_seats:
+            table.problem(
+                "cheater",
+                peer.index,
+                f"round {event.round}: honest seat(s) {sorted(event.cheaters & honest_seats)} "
+                "called cheaters",
+            )
+    elif isinstance(event, RoundStarted):
+        table.record("round_started", peer=peer.index, round=event.round, seat=event.seat)
+    elif isinstance(event, RoundEnded):
+        table.record("round_ended", peer=peer.index, round=event.round, by=event.ended_by)
+    elif isinstance(event, RaceLost):
+        table.record("race_lost", peer=peer.index, move=str(event.move), winner=event.winner_seat)
+    elif isinstance(event, PeerExpelled):
+        table.record("expelled", peer=peer.index, author=event.author.hex(), seq=event.seq)
+        if peer.honest and table.is_honest_author(event.author):
+            table.problem(
+                "expelled",
+                peer.index,
+                f"honest peer {table.index_of(event.author)} expelled from seq {event.seq}",
+            )
+    elif isinstance(event, ProtocolViolation):
+        table.record("violation", peer=peer.index, author=event.author.hex(), reason=event.reason)
+    elif isinstance(event, Divergence):
+        table.record("divergence", peer=peer.index, other=event.peer.hex())
+        other = table.index_of(event.peer)
+        if peer.honest and other is not None and table.peers[other].honest:
+            expelled = sorted(peer.replica.sync.expelled)
+            table.problem(
+                "divergence_after_expulsion" if expelled else "divergence",
+                peer.index,
+                f"peer {peer.index} and peer {other} hold the same ops but different states"
+                + (
+                    f" (peer {peer.index} has expelled {len(expelled)} author(s); the vector"
+                    " does not say so)"
+                    if expelled
+                    else ""
+                ),
+            )
+
+
+def check_states(table: FuzzTable, peer: Peer) -> None:
+    """Invariants on every state the peer's fold produced since the last check."""
+    if not peer.honest:
+        return
+    rnd = peer.replica.current_round
+    if rnd is None:
+        return
+    states, checked = rnd.states, peer.checked
+    start = len(checked)
+    if start > len(states) or (start and states[start - 1] is not checked[start - 1]):
+        start = 0
+        while start < min(len(states), len(checked)) and states[start] is checked[start]:
+            start += 1
+    for state in states[start:]:
+        for text in conservation_problems(state):
+            table.problem("invariant", peer.index, f"round {rnd.number}: {text}")
+            break
+    peer.checked = list(states)
+    # Move latency: from a bot's intent to its op in the peer's stable prefix.
+    if peer.pending_moves:
+        stable = rnd.log.stable_count()
+        for op in rnd.log.ops[:stable]:
+            played = peer.pending_moves.pop(op.hash, None)
+            if played is not None:
+                peer.move_latency.append(table.now - played)

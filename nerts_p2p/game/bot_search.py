@@ -31,7 +31,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from nerts_p2p.game.cards import CARD_MASK, FACE_SHIFT, RANK_OF, RED_OF, face_index
-from nerts_p2p.game.fit import GOES_ON, builds_on_nerts, fits_work, slides_under, substack_moves
+from nerts_p2p.game.fit import (
+    FITS_ON,
+    GOES_ON,
+    builds_on_nerts,
+    fits_work,
+    slides_under,
+    substack_moves,
+)
 from nerts_p2p.game.moves import (
     FROM_NERTS,
     FROM_WASTE,
@@ -114,15 +121,40 @@ class _Piles:
     it lasts: a bot decides far more often than its work piles change (turning the stock
     leaves them as they are, the very same tuple)."""
 
-    __slots__ = ("_landing", "_stacks", "_under", "from_work", "has_empty", "tops", "work")
+    __slots__ = (
+        "_landing",
+        "_ordinary",
+        "_stacks",
+        "_under",
+        "from_work",
+        "has_empty",
+        "tops",
+        "work",
+    )
 
     def __init__(self, work: tuple[tuple[int, ...], ...], from_work: bool) -> None:
         self.work = work
         self.from_work = from_work
         #: (pile, exposed card, its face) of every pile that is not empty.
-        self.tops = tuple((k, p[-1], _face(p[-1])) for k, p in enumerate(work) if p)
+        self.tops = tuple(
+            [
+                (k, p[-1], p[-1] & 63 if p[-1] < 1 << FACE_SHIFT else (p[-1] >> FACE_SHIFT) - 1)
+                for k, p in enumerate(work)
+                if p
+            ]
+        )
         self.has_empty = len(self.tops) < len(work)
         self._landing: dict[int, tuple[int, ...]] = {}
+        if not self.has_empty and all(t < 52 for _, _, t in self.tops):
+            # No empty pile and no joker on top (the common layout): an ordinary card
+            # lands only on the tops it builds down from, two faces per top, known at once.
+            landing = self._landing
+            for k, _, t in self.tops:
+                for face in FITS_ON[t]:
+                    landing[face] = landing.get(face, ()) + (k,)
+            self._ordinary = True
+        else:
+            self._ordinary = False
         self._under: dict[int, tuple[int, ...]] = {}
         self._stacks: tuple[tuple[int, int, int], ...] | None = None
 
@@ -131,6 +163,8 @@ class _Piles:
         face it shows alone), in pile order."""
         found = self._landing.get(face)
         if found is None:
+            if self._ordinary and face < 52:
+                return ()
             fits = []
             for j, pile in enumerate(self.work):
                 if pile:
@@ -158,17 +192,16 @@ class _Piles:
         return self._stacks
 
 
-_PILES: dict[tuple[int, bool], _Piles] = {}
+_PILES: dict[int, _Piles] = {}
 
 
 def _piles(work: tuple[tuple[int, ...], ...], from_work: bool) -> _Piles:
     # Keyed by identity: the entry holds the tuple itself, so its id stays its own.
-    key = (id(work), from_work)
-    piles = _PILES.get(key)
-    if piles is None or piles.work is not work:
+    piles = _PILES.get(id(work))
+    if piles is None or piles.work is not work or piles.from_work != from_work:
         if len(_PILES) > 256:
             _PILES.clear()
-        piles = _PILES[key] = _Piles(work, from_work)
+        piles = _PILES[id(work)] = _Piles(work, from_work)
     return piles
 
 

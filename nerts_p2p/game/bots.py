@@ -81,6 +81,8 @@ class BotPlayer:
     _quiet: tuple[object, object, tuple[int, ...]] | None = field(
         default=None, init=False, repr=False
     )
+    #: This seat's `turn` and `recycle` moves.
+    _stock_moves: tuple[Move, Move] | None = field(default=None, init=False, repr=False)
 
     def delay(self, move: Move | None) -> float:
         """Simulated seconds before this player decides again after `move`."""
@@ -133,8 +135,11 @@ class BotPlayer:
             elif can_call:
                 return Move(seat_no, NERTS)
             else:
-                best = max(c[0] for c in candidates)
-                chosen = next(c for c in candidates if c[0] == best)
+                # The first of the best, in one pass (a tie goes to the earlier move).
+                chosen = candidates[0]
+                for candidate in candidates:
+                    if candidate[0] > chosen[0]:
+                        chosen = candidate
             return Move(seat_no, PLAY, *chosen[1:])
         return self._no_play(state, seat)
 
@@ -158,8 +163,12 @@ class BotPlayer:
             self._stuck_signature = _signature(state)
             return Move(self.seat, STUCK)
         self._idle += 1
-        # (Built each time: a table may seat the player after it is made, see tools/mesh.py.)
-        return Move(self.seat, TURN if seat.stock else RECYCLE)
+        # Half of all decisions: the two moves are made once per seat (a table may seat the
+        # player after it is made, see tools/mesh.py, so the seat is checked).
+        moves = self._stock_moves
+        if moves is None or moves[0].seat != self.seat:
+            moves = self._stock_moves = (Move(self.seat, TURN), Move(self.seat, RECYCLE))
+        return moves[0] if seat.stock else moves[1]
 
 
 def _signature(state: GameState) -> tuple[object, ...]:

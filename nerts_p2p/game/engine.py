@@ -384,6 +384,26 @@ def _apply_turn(
             R.BAD_REVEAL, f"turning the stock shows {n} card(s), the move names {len(move.reveals)}"
         )
     seen = seat.seen
+    shown = stock[:n]
+    if not move.reveals and max(shown) < UNKNOWN:
+        # The common case of the simulator and of an owner's view: every card turned is
+        # privately known here (no public card from a recycled stock, nothing unknown).
+        cards = tuple([-slot - 2 for slot in shown])
+        for card in cards:
+            seen |= 1 << (card & 63)
+        return _with_seat(
+            state,
+            seat_no,
+            SeatState(
+                seat.nerts_hidden,
+                seat.nerts_up,
+                seat.work,
+                stock[n:],
+                seat.waste + cards,
+                seen,
+                False,
+            ),
+        )
     turned = []
     for i in range(n):
         slot = stock[i]

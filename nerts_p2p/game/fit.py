@@ -168,7 +168,7 @@ def has_card_play(state: GameState, seat_no: int) -> bool:
 
 
 #: The faces that go on an ordinary face on a work pile: one rank lower, other colour.
-_FITS_ON: tuple[tuple[int, ...], ...] = tuple(
+FITS_ON: tuple[tuple[int, ...], ...] = tuple(
     tuple(f for f in range(52) if RANK_OF[f] == RANK_OF[t] - 1 and RED_OF[f] != RED_OF[t])
     for t in range(52)
 )
@@ -186,7 +186,7 @@ def substack_moves(
     face is one that goes on some pile's top, or an empty pile or a joker could take it."""
     tops = [face_fast(p[-1]) if p else -1 for p in work]
     anything = (from_work and -1 in tops) or any(t >= 52 for t in tops)
-    wanted = {face for t in tops if 0 <= t < 52 for face in _FITS_ON[t]}
+    wanted = {face for t in tops if 0 <= t < 52 for face in FITS_ON[t]}
     found: list[tuple[int, int, int]] = []
     for k, pile in enumerate(work):
         for at in range(len(pile) - 1, -1, -1):

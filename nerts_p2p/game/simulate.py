@@ -85,10 +85,11 @@ def simulate_round(
     applied = rejected = 0
     log: list[tuple[float, Move, bool]] = []
     push, pop = heapq.heappush, heapq.heappop  # the loop runs twice per move
+    max_events, max_rotations = MAX_EVENTS_PER_ROUND, MAX_ROTATIONS_PER_ROUND
     steps = 0
     while state.ended_by is None and events:
         steps += 1
-        if steps > MAX_EVENTS_PER_ROUND or state.rotations > MAX_ROTATIONS_PER_ROUND:
+        if steps > max_events or state.rotations > max_rotations:
             raise NertsError(
                 f"simulated round {round_number} did not end after {steps - 1} moves and "
                 f"decisions and {state.rotations} all-stuck rotations: a rule lets a round "

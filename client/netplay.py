@@ -262,7 +262,7 @@ async def _host_table(options: PeerOptions, rules: Rules, *, spectators: bool) -
         transport_address if options.interface != "0.0.0.0" else ("0.0.0.0", transport_address[1])
     )
     bot = _bot(options, options.name) if options.headless else None
-    pilot = Autopilot(node, bot, is_host=True, max_rounds=options.rounds, pace=options.bot_pace)
+    pilot = Autopilot(node, bot, max_rounds=options.rounds, pace=options.bot_pace)
     me = LocalPeer(node, pilot, store)
     bots = await _bot_peers(options, replica.sync.table, replica.me, transport_address)
     announcer = None

@@ -85,7 +85,6 @@ async def _latency_round(seed: int) -> list[float]:
         Autopilot(
             node,
             BotPlayer(EXPERT, -1, random.Random(f"{seed}/{i}")),
-            is_host=i == 0,
             max_rounds=1,
             pace=0.05,
         )

@@ -293,18 +293,13 @@ class PeerMesh:
             replica.join()
         if not replica.is_member or replica.role != PLAYER:
             return
-        rounds = replica.rounds
-        last = max(rounds) if rounds else 0
-        final = rounds[last].final if last else None
-        if last and (final is None or final.match_winner is not None):
+        upcoming = replica.upcoming_round()
+        if upcoming is None:
             return
-        if last + 1 not in replica.my_secrets and last < self.max_rounds:
+        if upcoming not in replica.my_secrets and upcoming <= self.max_rounds:
             replica.ready()
         present = self.players - len(self.vanished & set(range(self.players)))
-        if (
-            replica.sync.starter(last + 1) == replica.me
-            and len(replica.ready_players(last + 1)) >= present
-        ):
+        if replica.may_start(upcoming, present):
             replica.start()
 
     max_rounds: int = 1

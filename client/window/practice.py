@@ -386,14 +386,13 @@ class PracticeTable:
             replica.join()
         if not replica.is_member or replica.role != PLAYER:
             return
-        last = max(replica.rounds) if replica.rounds else 0
-        final = replica.rounds[last].final if last else None
-        if last and (final is None or final.match_winner is not None):
+        upcoming = replica.upcoming_round()
+        if upcoming is None:
             return
-        wants = self._wants_next(index, last)
-        if wants and last + 1 not in replica.my_secrets:
+        last = upcoming - 1
+        if self._wants_next(index, last) and upcoming not in replica.my_secrets:
             replica.ready()
-        if index == 0 and len(replica.ready_players(last + 1)) == self.rules.seats:
+        if replica.may_start(upcoming, self.rules.seats):
             replica.start()
             self.next_bot.clear()
             self.round_started_at.setdefault(last + 1, self.now)

@@ -29,8 +29,6 @@ INTENT_RETRY = 1.0
 class Autopilot:
     node: TableNode
     bot: BotPlayer | None
-    #: The host starts rounds; it needs this many ready players (the rules' seats).
-    is_host: bool = False
     max_rounds: int | None = None
     #: Bot delays are multiplied by this (1.0: human pace; small: as fast as it can).
     pace: float = 1.0
@@ -82,12 +80,7 @@ class Autopilot:
             return LOBBY_POLL
         if upcoming not in replica.my_secrets and self._due(("ready", upcoming), now):
             self.node.submit(Ready())
-        if (
-            self.is_host
-            and upcoming not in rounds
-            and self._all_ready(upcoming)
-            and self._due(("start", upcoming), now)
-        ):
+        if self._may_start(upcoming) and self._due(("start", upcoming), now):
             self.node.submit(Start())
         return LOBBY_POLL
 
@@ -99,13 +92,14 @@ class Autopilot:
         self._asked[what] = now
         return True
 
-    def _all_ready(self, number: int) -> bool:
+    def _may_start(self, number: int) -> bool:
+        """Every seat taken and ready, and we are the round's starter: the host, or its
+        successor once the host has departed (the replica knows which)."""
         replica = self.node.replica
         rules = replica.rules
         if rules is None:
             return False
-        needed = rules.seats * (2 if rules.partnerships else 1)
-        return len(replica.ready_players(number)) >= needed
+        return replica.may_start(number, rules.seats * (2 if rules.partnerships else 1))
 
     def _play(self, rnd: ReplicatedRound) -> float:
         replica = self.node.replica

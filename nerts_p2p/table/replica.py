@@ -468,6 +468,25 @@ class TableReplica:
         rnd = self.current_round
         return rnd.seat_of.get(self.me) if rnd else None
 
+    def upcoming_round(self) -> int | None:
+        """The round the lobby prepares now: None while a round is still being played or
+        the match is won (every shell's "between rounds" asks this one question)."""
+        last = max(self.rounds) if self.rounds else 0
+        if last:
+            final = self.rounds[last].final
+            if final is None or final.match_winner is not None:
+                return None
+        return last + 1
+
+    def may_start(self, round_number: int, ready_needed: int) -> bool:
+        """Whether we are the one to START `round_number` (the host, or its successor after
+        a departure: PROTOCOL.md 5) and at least `ready_needed` players are ready for it."""
+        return (
+            round_number not in self.sync.epochs
+            and self.sync.starter(round_number) == self.me
+            and len(self.ready_players(round_number)) >= ready_needed
+        )
+
     def ready_players(self, round_number: int) -> list[bytes]:
         return [
             a

@@ -41,7 +41,7 @@ class MemoryTable:
             spectators=True,
             randomness=seeded_bytes("host"),
         )
-        return self._add(TableNode(host, self.network.open()), is_host=True)
+        return self._add(TableNode(host, self.network.open()))
 
     def join(self, name: str, *, role: int = PLAYER) -> TableNode:
         host = self.nodes[0]
@@ -57,15 +57,13 @@ class MemoryTable:
         )
         return self._add(node)
 
-    def _add(self, node: TableNode, *, is_host: bool = False) -> TableNode:
+    def _add(self, node: TableNode) -> TableNode:
         index = len(self.nodes)
         bot = None
         if node.replica.role == PLAYER:
             bot = BotPlayer(CASUAL, -1, random.Random(f"bot/{index}"))
         self.nodes.append(node)
-        self.pilots.append(
-            Autopilot(node, bot, is_host=is_host, max_rounds=self.max_rounds, pace=self.pace)
-        )
+        self.pilots.append(Autopilot(node, bot, max_rounds=self.max_rounds, pace=self.pace))
         self.events.append([])
         return node
 

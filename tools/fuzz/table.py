@@ -291,19 +291,12 @@ class FuzzTable:
             replica.join()
         if not replica.is_member or replica.role != PLAYER:
             return
-        rounds = replica.rounds
-        last = max(rounds) if rounds else 0
-        final = rounds[last].final if last else None
-        if last and (final is None or final.match_winner is not None):
+        upcoming = replica.upcoming_round()
+        if upcoming is None or upcoming > self.max_rounds:
             return
-        if last + 1 not in replica.my_secrets and last < self.max_rounds:
+        if upcoming not in replica.my_secrets:
             replica.ready()
-        if (
-            peer.index == 0
-            and last < self.max_rounds
-            and len(replica.ready_players(last + 1)) >= self.config.players
-            and last + 1 not in replica.sync.epochs
-        ):
+        if replica.may_start(upcoming, self.config.players):
             replica.start()
 
     def _after(self, index: int) -> None:

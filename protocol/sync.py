@@ -245,7 +245,9 @@ class SyncPeer:
     def serves(self, sender: bytes) -> bool:
         """A member, or a key the host admitted: its sync messages count and it is served
         (PROTOCOL.md 17). Anyone else is a stranger, whatever key we hold for it."""
-        return sender in self.members or sender in self.admits
+        # Ourselves too: a restarted peer is shown its own relayed heartbeats (section 14)
+        # before its own JOIN is back.
+        return sender in self.members or sender in self.admits or sender == self.me
 
     def send_to(self, destination: Hashable, datagram: bytes) -> None:
         self._outbox.append((destination, datagram))

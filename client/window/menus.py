@@ -7,6 +7,7 @@ from pathlib import Path
 import pygame
 
 from nerts_p2p.game.bots import LEVELS, level_named
+from protocol.messages import PLAYER, SPECTATOR
 
 from .practice import WINDOW_FRAME_BUDGET, practice_table
 from .replay_file import ReplayError, load_replay
@@ -27,17 +28,22 @@ class StartScreen:
 
     def buttons(self) -> list[Button]:
         width, height = self.app.size
-        bh = max(40, min(56, height // 14))
         items = [
             ("practice", f"Practice: you and {self.seats - 1} bots  (P)"),
             ("seats", f"Seats: {self.seats}   (click to change)"),
             ("level", f"Bots: {self.level}   (click to change)"),
             ("watch", "Watch the bots play  (W)"),
+            ("host", "Host a table  (O)"),
+            ("join", "Join a table  (J)"),
+            ("spectate", "Spectate a table  (V)"),
             ("replays", "Replays  (R)"),
             ("settings", "Settings  (S)"),
             ("quit", "Quit  (Esc)"),
         ]
-        return column(items, width // 2, int(height * 0.26), min(520, width - 40), bh, bh // 4)
+        per = height * 0.7 / len(items)
+        bh = int(max(28, min(52, per * 0.8)))
+        gap = int(max(4, per - bh))
+        return column(items, width // 2, int(height * 0.24), min(520, width - 40), bh, gap)
 
     def handle(self, event: pygame.event.Event, now: float) -> None:
         name = None
@@ -48,6 +54,9 @@ class StartScreen:
             name = {
                 "p": "practice",
                 "w": "watch",
+                "o": "host",
+                "j": "join",
+                "v": "spectate",
                 "r": "replays",
                 "s": "settings",
                 "escape": "quit",
@@ -74,6 +83,14 @@ class StartScreen:
             self.seats = self.seats + 1 if self.seats < 8 else 2
         elif name == "level":
             self.level = LEVEL_ORDER[(LEVEL_ORDER.index(self.level) + 1) % len(LEVEL_ORDER)]
+        elif name == "host":
+            from .host_screen import HostScreen
+
+            app.show(HostScreen(app))
+        elif name in ("join", "spectate"):
+            from .tables_screen import TablesScreen
+
+            app.show(TablesScreen(app, PLAYER if name == "join" else SPECTATOR))
         elif name == "replays":
             app.show(ReplayListScreen(app))
         elif name == "settings":
@@ -92,7 +109,8 @@ class StartScreen:
         title = fonts.text("Nerts", height * 0.1, theme.text, True)
         surface.blit(title, title.get_rect(midtop=(width / 2, height * 0.05)))
         sub = fonts.text(
-            f"Welcome, {app.settings.name}. Practice is local: nothing goes on the network.",
+            f"Welcome, {app.settings.name}. Practice is local; network tables play on "
+            f"{app.interface}.",
             height * 0.03,
             theme.dim_text,
         )

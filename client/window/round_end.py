@@ -160,7 +160,13 @@ class RoundEndScreen:
             image = fonts.text(label, rect.h * 0.42, theme.button_text, True)
             surface.blit(image, image.get_rect(center=rect.center))
         if view.watching and result.match_winner is None:
-            line = "The bots deal the next round in a few seconds."
+            from .practice import PracticeTable
+
+            line = (
+                "The bots deal the next round in a few seconds."
+                if isinstance(self.table.session, PracticeTable)
+                else "The next round starts when the players are ready."
+            )
             image = fonts.text(line, size * 0.85, theme.dim_text)
             surface.blit(image, image.get_rect(midbottom=(width / 2, height - 84)))
 

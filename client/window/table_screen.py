@@ -149,6 +149,7 @@ class TableScreen:
     def draw(self, surface: pygame.Surface, now: float) -> None:
         if self.round_end is not None:
             self.round_end.draw(surface, now)
+            self._problem(surface)
             return
         assert self.layout is not None
         view = self.view
@@ -168,6 +169,29 @@ class TableScreen:
         self._announcements(surface, now)
         if self.help:
             self._help(surface)
+        self._problem(surface)
+
+    def _problem(self, surface: pygame.Surface) -> None:
+        """The table is gone for us (a network table): said in the middle, until we leave."""
+        problem = self.session.problem
+        if problem is None:
+            return
+        width, height = self.app.size
+        size = max(18.0, min(32.0, height / 28))
+        fonts, theme = self.app.fonts, self.app.theme
+        lines = [problem[0].upper() + problem[1:], "Q or Esc: back to the start"]
+        images = [
+            fonts.text(line, size, theme.warn if i == 0 else theme.text, True)
+            for i, line in enumerate(lines)
+        ]
+        box_w = max(image.get_width() for image in images) + 40
+        box_h = int(len(images) * size * 1.4 + 24)
+        box = pygame.Rect((width - box_w) // 2, (height - box_h) // 2, box_w, box_h)
+        panel(surface, box, theme.panel, 240)
+        y = box.y + 12
+        for image in images:
+            surface.blit(image, image.get_rect(midtop=(width // 2, y)))
+            y += int(size * 1.4)
 
     def _nerts_ready(self, surface: pygame.Surface, now: float) -> None:
         """Our Nerts pile is empty: the Nerts button pulses so the call is not missed."""
@@ -184,6 +208,13 @@ class TableScreen:
         )
 
     def handle(self, event: pygame.event.Event, now: float) -> None:
+        if (
+            self.session.problem is not None
+            and event.type == pygame.KEYDOWN
+            and event.key in (pygame.K_q, pygame.K_ESCAPE)
+        ):
+            self.leave()
+            return
         if self.round_end is not None:
             self.round_end.handle(event, now)
             return

@@ -20,7 +20,7 @@ from nerts_p2p.game.errors import NertsError
 
 from .art import HIGH_CONTRAST, NORMAL, ArtCache, Fonts, Theme
 from .screen import Screen
-from .settings import Settings, load_settings, save_settings
+from .settings import Settings, auto_ui_scale, load_settings, save_settings
 from .sound import Sounds
 
 FPS = 60
@@ -80,11 +80,14 @@ class WindowApp:
         try:
             pygame.display.init()
             pygame.font.init()
+            self.scale = self._scale(self.settings)
             if size is not None:
                 width, height = size
             else:
-                width, height = self._fit(self.settings.width, self.settings.height)
+                width, height = self._window_size(self.settings)
             self.surface = pygame.display.set_mode((width, height), pygame.RESIZABLE)
+            if self.settings.ui_scale == 0 and size is None:
+                self.scale = self._scale(self.settings)  # the window now says its pixels
         except pygame.error as exc:
             pygame.quit()
             raise NoDisplayError(f"no window could be opened ({exc})") from exc
@@ -96,6 +99,24 @@ class WindowApp:
         self.running = True
         self.screen: Screen = self.start_screen()
         self.frames = 0
+
+    @staticmethod
+    def _scale(settings: Settings) -> float:
+        """The UI scale: the player's, or (auto) what the display says."""
+        if settings.ui_scale > 0:
+            return settings.ui_scale
+        try:
+            desktops = pygame.display.get_desktop_sizes()
+            surface = pygame.display.get_surface()
+            points = pygame.display.get_window_size() if surface is not None else (0, 0)
+            pixels = surface.get_size() if surface is not None else (0, 0)
+        except pygame.error:
+            return 1.0
+        return auto_ui_scale(pixels, points, desktops[0][0] if desktops else 0)
+
+    def _window_size(self, settings: Settings) -> tuple[int, int]:
+        """The window in pixels: the chosen size, times the UI scale, within the desktop."""
+        return self._fit(round(settings.width * self.scale), round(settings.height * self.scale))
 
     @staticmethod
     def _fit(width: int, height: int) -> tuple[int, int]:
@@ -170,10 +191,13 @@ class WindowApp:
         old = self.settings
         self.settings = settings
         self.message = save_settings(settings)
-        if (old.width, old.height) != (settings.width, settings.height):
-            self.surface = pygame.display.set_mode(
-                self._fit(settings.width, settings.height), pygame.RESIZABLE
-            )
+        self.scale = self._scale(settings)
+        if (old.width, old.height, old.ui_scale) != (
+            settings.width,
+            settings.height,
+            settings.ui_scale,
+        ):
+            self.surface = pygame.display.set_mode(self._window_size(settings), pygame.RESIZABLE)
         if old.sound != settings.sound:
             self.sounds = Sounds(settings.sound)
 

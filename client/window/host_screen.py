@@ -67,9 +67,10 @@ class HostScreen:
             ("back", "Back  (Esc)"),
         ]
         per = height * 0.7 / len(items)
-        bh = int(max(28, min(50, per * 0.8)))
+        k = self.app.scale
+        bh = int(max(28 * k, min(50 * k, per * 0.8)))
         gap = int(max(4, per - bh))
-        return column(items, width // 2, int(height * 0.14), min(600, width - 40), bh, gap)
+        return column(items, width // 2, int(height * 0.14), int(min(600 * k, width - 40)), bh, gap)
 
     # --- input -----------------------------------------------------------------------------
 

@@ -30,7 +30,8 @@ class LobbyScreen:
     def buttons(self) -> list[Button]:
         width, height = self.app.size
         lobby = self.lobby
-        bw, bh = min(300, (width - 80) // 3), int(max(36, min(52, height / 16)))
+        k = self.app.scale
+        bw, bh = int(min(300 * k, (width - 80) // 3)), int(max(36 * k, min(52 * k, height / 16)))
         y = height - bh - 24
         out: list[Button] = []
         if self.table.problem is None and lobby.joined and lobby.playing:
@@ -119,7 +120,8 @@ class LobbyScreen:
         theme, fonts = app.theme, app.fonts
         width, height = app.size
         surface.fill(theme.felt)
-        size = max(16.0, min(30.0, height / 30))
+        k = app.scale
+        size = max(16.0 * k, min(30.0 * k, height / 30))
         title = fonts.text(f"Table: {lobby.table_name}", size * 1.6, theme.text, True)
         surface.blit(title, title.get_rect(midtop=(width / 2, 18)))
         y = 18 + title.get_height() + 10
@@ -167,7 +169,7 @@ class LobbyScreen:
         )
         for button in self.buttons():
             button.draw(surface, fonts, theme)
-        bottom = height - int(max(36, min(52, height / 16))) - 40
+        bottom = height - int(max(36 * k, min(52 * k, height / 16))) - 40
         live = [text for at, text in self.messages if now - at < NOTICE_SECONDS]
         if table.problem is not None:
             live = [table.problem[0].upper() + table.problem[1:]]

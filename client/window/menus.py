@@ -12,7 +12,14 @@ from protocol.messages import PLAYER, SPECTATOR
 from .practice import WINDOW_FRAME_BUDGET, practice_table
 from .replay_file import ReplayError, load_replay
 from .screen import App
-from .settings import COLOUR_NAMES, SEAT_COLOURS, WINDOW_SIZES, Settings, replays_dir
+from .settings import (
+    COLOUR_NAMES,
+    SEAT_COLOURS,
+    UI_SCALES,
+    WINDOW_SIZES,
+    Settings,
+    replays_dir,
+)
 from .widgets import Button, button_at, column, text_lines
 
 LEVEL_ORDER = list(LEVELS)
@@ -41,9 +48,10 @@ class StartScreen:
             ("quit", "Quit  (Esc)"),
         ]
         per = height * 0.7 / len(items)
-        bh = int(max(28, min(52, per * 0.8)))
+        k = self.app.scale
+        bh = int(max(28 * k, min(52 * k, per * 0.8)))
         gap = int(max(4, per - bh))
-        return column(items, width // 2, int(height * 0.24), min(520, width - 40), bh, gap)
+        return column(items, width // 2, int(height * 0.24), int(min(520 * k, width - 40)), bh, gap)
 
     def handle(self, event: pygame.event.Event, now: float) -> None:
         name = None
@@ -135,8 +143,10 @@ class SettingsScreen:
 
     def buttons(self) -> list[Button]:
         s = self.app.settings
+        app_scale = self.app.scale
         width, height = self.app.size
-        bh = max(36, min(50, height // 16))
+        k = self.app.scale
+        bh = int(max(36 * k, min(50 * k, height // 16)))
         name = f"Name: {self.draft}{'_' if self.editing else ''}" + (
             "" if self.editing else "   (click to type)"
         )
@@ -147,9 +157,15 @@ class SettingsScreen:
             ("contrast", f"High contrast: {'on' if s.high_contrast else 'off'}"),
             ("sound", f"Sound: {'on' if s.sound else 'off'}"),
             ("size", f"Window size: {s.width} x {s.height}"),
+            (
+                "scale",
+                "UI scale: " + (f"auto ({app_scale:g})" if not s.ui_scale else f"{s.ui_scale:g}"),
+            ),
             ("back", "Back  (Esc)"),
         ]
-        return column(items, width // 2, int(height * 0.16), min(560, width - 40), bh, bh // 4)
+        return column(
+            items, width // 2, int(height * 0.16), int(min(560 * k, width - 40)), bh, bh // 4
+        )
 
     def handle(self, event: pygame.event.Event, now: float) -> None:
         app = self.app
@@ -189,6 +205,10 @@ class SettingsScreen:
             current = (s.width, s.height)
             nxt = sizes[(sizes.index(current) + 1) % len(sizes)] if current in sizes else sizes[1]
             values["width"], values["height"] = nxt
+        elif name == "scale":
+            scales = list(UI_SCALES)
+            at = scales.index(s.ui_scale) if s.ui_scale in scales else 0
+            values["ui_scale"] = scales[(at + 1) % len(scales)]
         elif name == "back":
             app.show(app.start_screen())
             return
@@ -240,11 +260,14 @@ class ReplayListScreen:
 
     def buttons(self) -> list[Button]:
         width, height = self.app.size
-        bh = max(34, min(46, height // 18))
+        k = self.app.scale
+        bh = int(max(34 * k, min(46 * k, height // 18)))
         items = [(str(i), path.stem) for i, path in enumerate(self.files)] + [
             ("back", "Back  (Esc)")
         ]
-        return column(items, width // 2, int(height * 0.16), min(640, width - 40), bh, bh // 5)
+        return column(
+            items, width // 2, int(height * 0.16), int(min(640 * k, width - 40)), bh, bh // 5
+        )
 
     def handle(self, event: pygame.event.Event, now: float) -> None:
         name = None

@@ -28,7 +28,7 @@ class RoundEndScreen:
         view = self.table.view
         result = view.results[-1]
         out = []
-        bw, bh = 220, 48
+        bw, bh = round(220 * self.app.scale), round(48 * self.app.scale)
         y = height - bh - 24
         if result.match_winner is None and not view.watching:
             label = "Dealing..." if view.phase == LOBBY else "Next round (Enter)"
@@ -63,7 +63,8 @@ class RoundEndScreen:
         surface.fill(theme.felt)
         result = view.results[-1]
         names = view.names
-        size = max(16.0, min(30.0, height / 30))
+        k = app.scale
+        size = max(16.0 * k, min(30.0 * k, height / 30))
         y = 20
         how = (
             f"Nerts! called by {names[result.called_by]}"

@@ -33,6 +33,8 @@ class App(Protocol):
     sounds: Sounds
     message: str
     interface: str
+    #: The UI scale (2 on a high-DPI display): fixed pixel sizes are multiplied by it.
+    scale: float
 
     @property
     def size(self) -> tuple[int, int]: ...

@@ -66,8 +66,11 @@ class TablesScreen:
         width, height = self.app.size
         rows = [(f"table {i}", table_line(ad)) for i, ad in enumerate(self.tables[:MAX_ROWS])]
         items = [*rows, ("back", "Back  (Esc)")]
-        bh = int(max(30, min(46, height / 18)))
-        return column(items, width // 2, int(height * 0.18), min(820, width - 40), bh, bh // 4)
+        k = self.app.scale
+        bh = int(max(30 * k, min(46 * k, height / 18)))
+        return column(
+            items, width // 2, int(height * 0.18), int(min(820 * k, width - 40)), bh, bh // 4
+        )
 
     def handle(self, event: pygame.event.Event, now: float) -> None:
         name = None

@@ -84,16 +84,30 @@ async def test_a_hosting_window_and_a_headless_joiner_play_a_round(headless: Non
         host = HostScreen(app)
         app.show(host)
         host.table_name.text = name
-        host.choose("seats")  # 5 seats ...
-        while host.seats != 2:
+        while host.seats != 3:
             host.choose("seats")
         assert host.bots == 1
-        host.choose("bots")  # ... back to 2 seats, no bots: the joiner takes the other
+        host.choose("bots")
+        host.choose("bots")  # around to none: the lobby seats them
         assert host.bots == 0
         press(app, pygame.K_RETURN)
         await frames_until(app, lambda: isinstance(app.screen, LobbyScreen), "the lobby")
         lobby = app.screen
         assert isinstance(lobby, LobbyScreen)
+        assert lobby.lobby.starter
+        assert [b.name for b in lobby.buttons()] == ["add", "remove", "start", "leave"]
+        press(app, pygame.K_a)
+        await frames_until(app, lambda: len(lobby.lobby.seats) == 2, "a bot seated")
+        press(app, pygame.K_a)
+        await frames_until(app, lambda: len(lobby.lobby.seats) == 3, "a second bot seated")
+        add = next(b for b in lobby.buttons() if b.name == "add")
+        assert not add.enabled, "no bot can be added to a full table"
+        press(app, pygame.K_r)
+        await frames_until(app, lambda: len(lobby.lobby.seats) == 2, "the second bot gone")
+        assert [(s.name, s.bot) for s in lobby.lobby.seats] == [
+            ("Ann", False),
+            ("casual bot 1", True),
+        ]
         joiner = Peer(
             [
                 "join",
@@ -110,12 +124,15 @@ async def test_a_hosting_window_and_a_headless_joiner_play_a_round(headless: Non
         )
         try:
             await frames_until(
-                app, lambda: lobby.lobby.can_start, "bob seated and ready, the Start button live"
+                app,
+                lambda: len(lobby.lobby.seats) == 3 and lobby.lobby.can_start,
+                "bob seated, everyone ready, the Start button live",
             )
             save(app.surface, "network-lobby-host")
             seats = lobby.lobby.seats
             assert [(s.name, s.me, s.host, s.ready) for s in seats] == [
                 ("Ann", True, True, False),
+                ("casual bot 1", False, False, True),
                 ("bob", False, False, True),
             ]
             start = next(b for b in lobby.buttons() if b.name == "start")
@@ -230,6 +247,28 @@ async def test_the_join_list_shows_a_table_of_another_process_and_joins_it(headl
 
             await frames_until(app, scored, "the round scored")
             assert session.view().my_seat is not None
+            await frames_for(app, 0.2)
+            assert screen.round_end is not None
+            nxt = next(b for b in screen.round_end.buttons() if b[0] == "next")
+            click(app, nxt[2].center)  # Next round: we are ready, the headless host deals
+            await frames_until(
+                app,
+                lambda: session.view().round == 2 and session.view().phase == PLAYING,
+                "round 2 dealt",
+            )
+            await frames_for(app, 0.05)
+            assert screen.round_end is None
+            assert app.screen is screen, "the same table screen plays the next round"
+            press(app, pygame.K_q)  # Leave
+            assert not isinstance(app.screen, TableScreen)
+            await app.wind_down()
+            assert session.done.is_set()
+            # The host got our LEAVE: it ends at once, saying so, rather than waiting 60 s
+            # for a silent peer.
+            with trio.fail_after(30):
+                while not other.ended():
+                    await trio.sleep(0.1)
+            assert "everyone else left the table" in other.errors()
             await close_window(app)
             nursery.cancel_scope.cancel()
     finally:
@@ -400,9 +439,10 @@ REFUSALS: list[tuple[int, dict[str, object], str]] = [
 async def test_a_table_we_cannot_sit_at_is_refused_in_words(headless: None) -> None:
     async with trio.open_nursery() as nursery:
         app = network_app(nursery)
+        tables = TablesScreen(app, PLAYER)
+        app.show(tables)
         for role, changes, said in REFUSALS:
-            tables = TablesScreen(app, role)
-            app.show(tables)
+            tables.role = role
             tables.choose(_ad("kitchen", (LO, 9), **changes))
             assert tables.problem.startswith(said)
             await frames_for(app, 0.05)

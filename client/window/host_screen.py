@@ -146,7 +146,10 @@ class HostScreen:
     def opened(self, table: NetworkTable) -> None:
         from .lobby_screen import LobbyScreen
 
-        self.app.spawn(table.serve)
+        if self.app.screen is not self:  # the host went back while the table opened
+            table.leave()
+            return
+        self.app.spawn(table.serve, table.fail)
         self.app.show(LobbyScreen(self.app, table))
 
     def failed(self, problem: str) -> None:

@@ -153,6 +153,8 @@ class NetworkTable:
         """Run the node (and the announcement and our bots) until `leave`, then say goodbye.
         An announcement that cannot start is a problem shown in plain words."""
         announcer = self.announcer
+        if self._leave.is_set():  # left before it was ever served: nothing to run
+            return
         try:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
@@ -311,8 +313,21 @@ class NetworkTable:
             self.want_round = max(self.want_round, upcoming)
 
     def ready(self) -> None:
-        """The lobby's Ready (and the host's Start, which is its own ready as well)."""
-        self.next_round()
+        """The lobby's Ready (and the host's Start, which is its own ready as well). While
+        a round we have no seat in is played, it is our ready for the next one."""
+        replica = self.replica
+        if replica.role != PLAYER:
+            return
+        upcoming = replica.upcoming_round()
+        if upcoming is None and replica.rounds:
+            upcoming = max(replica.rounds) + 1
+        if upcoming is not None:
+            self.want_round = max(self.want_round, upcoming)
+
+    def fail(self, problem: str) -> None:
+        """The table's service stopped on an error: said on screen, in its words."""
+        self.problem = problem
+        self.left = True
 
     def leave(self) -> None:
         if not self._leave.is_set():
@@ -371,7 +386,7 @@ class NetworkTable:
             replica.role == PLAYER,
             starter,
             upcoming,
-            replica.me in ready,
+            replica.me in ready or self.want_round >= upcoming,
             can_start,
             len(self.bots),
         )
@@ -422,7 +437,9 @@ class NetworkTable:
         match_over = (
             rnd is not None and rnd.final is not None and rnd.final.match_winner is not None
         )
-        if others and all(m.left for m in others) and not match_over:
+        # A host waits in its lobby for players, however many came and went.
+        waiting = rnd is None and replica.sync.host == replica.me
+        if others and all(m.left for m in others) and not match_over and not waiting:
             self.problem = "everyone else left the table"
             return
         host = replica.sync.host

@@ -35,6 +35,8 @@ class App(Protocol):
     interface: str
     #: The UI scale (2 on a high-DPI display): fixed pixel sizes are multiplied by it.
     scale: float
+    #: The screen shown now.
+    screen: Screen
 
     @property
     def size(self) -> tuple[int, int]: ...

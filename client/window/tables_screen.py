@@ -119,7 +119,10 @@ class TablesScreen:
     def joined(self, table: NetworkTable) -> None:
         from .lobby_screen import LobbyScreen
 
-        self.app.spawn(table.serve)
+        if self.app.screen is not self:  # the player went back while joining
+            table.leave()
+            return
+        self.app.spawn(table.serve, table.fail)
         self.app.show(LobbyScreen(self.app, table))
 
     def _join_failed(self, problem: str) -> None:

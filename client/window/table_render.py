@@ -26,6 +26,7 @@ from .layout import (
     foundation_order,
 )
 from .session import TableView
+from .widgets import translucent
 
 GLIDE = 0.14  # seconds a moved card takes to reach its new place
 RACE_BACK = 0.45  # a card that lost a race goes back slowly enough to be seen
@@ -355,9 +356,7 @@ class TableRenderer:
         pygame.draw.rect(surface, self.theme.pending, rect.inflate(4, 4), pulse, border_radius=6)
 
     def _done(self, surface: pygame.Surface, rect: pygame.Rect) -> None:
-        shade = pygame.Surface(rect.size, pygame.SRCALPHA)
-        shade.fill((0, 0, 0, 110))
-        surface.blit(shade, rect.topleft)
+        surface.blit(translucent(rect.size, (0, 0, 0), 110), rect.topleft)
         w, h = rect.w, rect.h
         points = [
             (rect.x + w * 0.25, rect.y + h * 0.55),

@@ -46,10 +46,24 @@ def column(
     ]
 
 
+_SHADES: dict[tuple[tuple[int, int], Colour, int], pygame.Surface] = {}
+
+
+def translucent(size: tuple[int, int], colour: Colour, alpha: int) -> pygame.Surface:
+    """A see-through rectangle, made once per size and colour (panels are drawn every frame)."""
+    key = (size, colour, alpha)
+    shade = _SHADES.get(key)
+    if shade is None:
+        if len(_SHADES) > 64:
+            _SHADES.clear()
+        shade = pygame.Surface(size, pygame.SRCALPHA)
+        shade.fill((*colour, alpha))
+        _SHADES[key] = shade
+    return shade
+
+
 def panel(surface: pygame.Surface, rect: pygame.Rect, colour: Colour, alpha: int = 225) -> None:
-    shade = pygame.Surface(rect.size, pygame.SRCALPHA)
-    shade.fill((*colour, alpha))
-    surface.blit(shade, rect.topleft)
+    surface.blit(translucent(rect.size, colour, alpha), rect.topleft)
 
 
 def text_lines(

@@ -22,7 +22,12 @@ import random
 from dataclasses import dataclass, field
 from typing import Final
 
-from nerts_p2p.game.bot_search import bot_candidates, waste_candidates, watched_faces
+from nerts_p2p.game.bot_search import (
+    bot_candidates,
+    foundation_choice,
+    waste_candidates,
+    watched_faces,
+)
 from nerts_p2p.game.legal import first_card_play
 from nerts_p2p.game.moves import (
     NERTS,
@@ -114,7 +119,18 @@ class BotPlayer:
             # the search looked at is wanted by a foundation now. Only the waste is new.
             candidates, can_call = waste_candidates(state, seat_no, level), False
         else:
-            candidates, can_call = bot_candidates(state, seat_no, level)
+            # A level that picks the best plays a foundation move whenever it has one: that
+            # one move is all its search would have chosen from.
+            chosen = (
+                None
+                if level.random_choice or rules.aces_first
+                else foundation_choice(state, seat_no, level)
+            )
+            if chosen is not None:
+                candidates = [chosen]
+                can_call = not seat.nerts_up and not seat.nerts_hidden and not rules.must_call
+            else:
+                candidates, can_call = bot_candidates(state, seat_no, level)
         if candidates or can_call:
             self._quiet = None
         elif quiet is None or quiet[0] is not seat.work or quiet[1] is not seat.nerts_up:

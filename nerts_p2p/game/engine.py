@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from nerts_p2p.game.cards import (
     CARD_MASK,
+    FACE_SHIFT,
     RANK_OF,
     RED_OF,
     SUIT_OF,
@@ -51,26 +52,34 @@ from nerts_p2p.game.state import (
     GameState,
     SeatState,
     forget_private,
-    private_slot,
     slot_card,
 )
 
 R = RejectReason
+
+#: `tuple.__new__`: builds a `GameState`, `SeatState` or `Foundation` from its fields in
+#: order without the generated constructor's Python frame, for the moves every round makes
+#: hundreds of.
+_new_game_state = tuple.__new__
 
 
 # --- starting a round ---------------------------------------------------------------------
 
 
 def _seat_from_deal(rules: Rules, deal: Deal, *, knows_hidden: bool) -> SeatState:
-    hide = private_slot if knows_hidden else (lambda _card: UNKNOWN)
     seen = 0
     for card in (deal.nerts[-1], *deal.work):
         seen |= 1 << (card & 63)
+    if knows_hidden:  # `private_slot` of each card, inlined: every simulated round deals
+        hidden = tuple([-c - 2 for c in deal.nerts[:-1]])
+        stock = tuple([-c - 2 for c in deal.stock])
+    else:
+        hidden, stock = (UNKNOWN,) * (len(deal.nerts) - 1), (UNKNOWN,) * len(deal.stock)
     return SeatState(
-        nerts_hidden=tuple(hide(c) for c in deal.nerts[:-1]),
+        nerts_hidden=hidden,
         nerts_up=(deal.nerts[-1],),
-        work=tuple((c,) for c in deal.work),
-        stock=tuple(hide(c) for c in deal.stock),
+        work=tuple([(c,) for c in deal.work]),
+        stock=stock,
         waste=(),
         seen=seen,
         stuck=False,
@@ -189,8 +198,8 @@ def _reveal(
 def _to_foundation(
     state: GameState, entry: int, move: Move
 ) -> tuple[dict[int, Foundation], dict[int, tuple[int, ...]]] | Rejection:
-    face = face_of(entry)
-    if is_joker(entry):
+    face = entry & 63 if entry < 1 << FACE_SHIFT else (entry >> FACE_SHIFT) - 1  # face_of
+    if (entry & 63) >= 52:  # a joker
         declared = move.declare
         if declared < 0:
             return _reject(
@@ -226,7 +235,8 @@ def _to_foundation(
             return _reject(
                 R.NO_SUCH_FOUNDATION, f"there is no foundation started by {card_text(base)}"
             )
-        wanted = old.wants_face()
+        height = len(old.cards)  # `wants_face`, inlined
+        wanted = old.suit * 13 + height if height < 13 else -1
         if face != wanted:
             if wanted < 0:
                 why = "it is complete"
@@ -239,14 +249,15 @@ def _to_foundation(
                 f"the {face_name(face)} cannot go on the foundation "
                 f"of {face_name(face_of(old.cards[-1]))}: {why}",
             )
-        foundation = Foundation(base, old.suit, old.cards + (entry,))
+        foundation = _new_game_state(Foundation, (base, old.suit, old.cards + (entry,)))
         takers = wants[wanted]
         if len(takers) == 1:
             del wants[wanted]
         else:
             wants[wanted] = tuple(b for b in takers if b != base)
     foundations[base] = foundation
-    nxt = foundation.wants_face()
+    height = len(foundation.cards)
+    nxt = foundation.suit * 13 + height if height < 13 else -1
     if nxt >= 0:
         waiting = wants.get(nxt)
         wants[nxt] = (base,) if waiting is None else tuple(sorted((*waiting, base)))
@@ -357,16 +368,20 @@ def _not_stuck_message(state: GameState, seat_no: int) -> str:
 def _with_seat(state: GameState, seat_no: int, seat: SeatState) -> GameState:
     seats = list(state.seats)
     seats[seat_no] = seat
-    # The constructor, not `_replace`: this runs for every stock turn.
-    return GameState(
-        state.rules,
-        tuple(seats),
-        state.foundations,
-        state.wants,
-        state.ended_by,
-        state.called_by,
-        state.rotations,
-        state.progress,
+    # `tuple.__new__` on the fields, not `_replace` or the generated constructor (a Python
+    # function of its own): this runs for every stock turn.
+    return _new_game_state(
+        GameState,
+        (
+            state.rules,
+            tuple(seats),
+            state.foundations,
+            state.wants,
+            state.ended_by,
+            state.called_by,
+            state.rotations,
+            state.progress,
+        ),
     )
 
 
@@ -385,25 +400,34 @@ def _apply_turn(
         )
     seen = seat.seen
     shown = stock[:n]
-    if not move.reveals and max(shown) < UNKNOWN:
-        # The common case of the simulator and of an owner's view: every card turned is
-        # privately known here (no public card from a recycled stock, nothing unknown).
-        cards = tuple([-slot - 2 for slot in shown])
-        for card in cards:
-            seen |= 1 << (card & 63)
-        return _with_seat(
-            state,
-            seat_no,
-            SeatState(
-                seat.nerts_hidden,
-                seat.nerts_up,
-                seat.work,
-                stock[n:],
-                seat.waste + cards,
-                seen,
-                False,
-            ),
-        )
+    if not move.reveals:
+        # The common cases of the simulator and of an owner's view: every card turned is
+        # privately known here, or every one is public already (a recycled stock).
+        if max(shown) < UNKNOWN:
+            cards = tuple([-slot - 2 for slot in shown])
+            for card in cards:
+                seen |= 1 << (card & 63)
+        elif min(shown) >= 0:
+            cards = shown
+        else:
+            cards = ()
+        if cards:
+            return _with_seat(
+                state,
+                seat_no,
+                _new_game_state(
+                    SeatState,
+                    (
+                        seat.nerts_hidden,
+                        seat.nerts_up,
+                        seat.work,
+                        stock[n:],
+                        seat.waste + cards,
+                        seen,
+                        False,
+                    ),
+                ),
+            )
     turned = []
     for i in range(n):
         slot = stock[i]
@@ -570,12 +594,15 @@ def _apply_play(
     else:
         return _reject(R.NO_SUCH_PILE, f"unknown destination {kind!r}")
 
-    seats[seat_no] = SeatState(nerts_hidden, nerts_up, work, seat.stock, waste, seen, False)
+    seats[seat_no] = _new_game_state(
+        SeatState, (nerts_hidden, nerts_up, work, seat.stock, waste, seen, False)
+    )
     ended_by, called_by = state.ended_by, state.called_by
     if rules.must_call and not nerts_up and ended_by is None:
         ended_by, called_by = ENDED_NERTS, seat_no
-    after = GameState(
-        rules, tuple(seats), foundations, wants, ended_by, called_by, state.rotations, True
+    after = _new_game_state(
+        GameState,
+        (rules, tuple(seats), foundations, wants, ended_by, called_by, state.rotations, True),
     )
     for other, s in enumerate(seats):
         # A stuck seat stops being stuck once it has a card to play again: another seat

@@ -246,60 +246,6 @@ def bot_candidates(state: GameState, seat_no: int, level: BotLevel) -> tuple[lis
     return out, can_call
 
 
-def foundation_choice(state: GameState, seat_no: int, level: BotLevel) -> Candidate | None:
-    """The move of a level that picks the best (not `random_choice`) when it has a card to
-    play to a foundation, or None when it has none (then `bot_candidates` decides).
-
-    Every foundation move scores at least 105 and every other move at most 85, so the best
-    move is a foundation move whenever there is one, and nothing else needs a look: no work
-    pile layout, no landing places, no sub-stacks. The order of `bot_candidates` decides
-    ties: the Nerts top (130, or 150 in a race) beats everything after it; then the waste
-    top (105 or 125) and the exposed work cards in pile order (110 or 130), the first of
-    the highest. Not for `aces_first` tables, where an exposed ace bars the other moves."""
-    if state.ended_by is not None:
-        return None
-    seat = state.seats[seat_no]
-    wants = state.wants
-    races = level.races
-    nerts_up = seat.nerts_up
-    if nerts_up:
-        entry = nerts_up[-1]
-        index = entry & 63
-        if index >= 52 or index in wants or RANK_OF[index] == 1:
-            targets = _foundation_targets(wants, entry)
-            if targets:
-                score = 130.0
-                if races and _shown_by_another(state, seat_no, index):
-                    score += 20
-                base, declared = targets[0]
-                return (score, entry & CARD_MASK, FROM_NERTS, TO_FOUNDATION, base, declared)
-    best: Candidate | None = None
-    waste = seat.waste
-    if waste:
-        # An ordinary card only (a joker goes to a foundation from the Nerts pile alone);
-        # its face is its index, and an ace is never wanted (it starts a foundation).
-        index = waste[-1] & 63
-        if index < 52 and (index in wants or RANK_OF[index] == 1):
-            score = 105.0
-            if races and _shown_by_another(state, seat_no, index):
-                score += 20
-            takers = wants.get(index)
-            base = takers[0] if takers else NEW_FOUNDATION
-            best = (score, waste[-1] & CARD_MASK, FROM_WASTE, TO_FOUNDATION, base, -1)
-    for k, pile in enumerate(seat.work):
-        if pile:
-            index = pile[-1] & 63
-            if index < 52 and (index in wants or RANK_OF[index] == 1):
-                score = 110.0
-                if races and _shown_by_another(state, seat_no, index):
-                    score += 20
-                if best is None or score > best[0]:
-                    takers = wants.get(index)
-                    base = takers[0] if takers else NEW_FOUNDATION
-                    best = (score, pile[-1] & CARD_MASK, k, TO_FOUNDATION, base, -1)
-    return best
-
-
 def waste_candidates(state: GameState, seat_no: int, level: BotLevel) -> list[Candidate]:
     """Only the waste top's moves: all there is when nothing but the waste changed since a
     search that found no move at all (see `BotPlayer.act`)."""

@@ -22,12 +22,8 @@ import random
 from dataclasses import dataclass, field
 from typing import Final
 
-from nerts_p2p.game.bot_search import (
-    bot_candidates,
-    foundation_choice,
-    waste_candidates,
-    watched_faces,
-)
+from nerts_p2p.game.bot_best import best_candidate
+from nerts_p2p.game.bot_search import bot_candidates, waste_candidates, watched_faces
 from nerts_p2p.game.legal import first_card_play
 from nerts_p2p.game.moves import (
     NERTS,
@@ -119,18 +115,18 @@ class BotPlayer:
             # the search looked at is wanted by a foundation now. Only the waste is new.
             candidates, can_call = waste_candidates(state, seat_no, level), False
         else:
-            # A level that picks the best plays a foundation move whenever it has one: that
-            # one move is all its search would have chosen from.
-            chosen = (
-                None
-                if level.random_choice or rules.aces_first
-                else foundation_choice(state, seat_no, level)
-            )
-            if chosen is not None:
-                candidates = [chosen]
-                can_call = not seat.nerts_up and not seat.nerts_hidden and not rules.must_call
-            else:
+            if level.random_choice or rules.aces_first:
                 candidates, can_call = bot_candidates(state, seat_no, level)
+            else:
+                # A level that plays its best move finds it by priority, without a list.
+                best = best_candidate(state, seat_no, level)
+                candidates = [] if best is None else [best]
+                can_call = (
+                    not seat.nerts_up
+                    and not seat.nerts_hidden
+                    and not rules.must_call
+                    and state.ended_by is None
+                )
         if candidates or can_call:
             self._quiet = None
         elif quiet is None or quiet[0] is not seat.work or quiet[1] is not seat.nerts_up:

@@ -79,7 +79,7 @@ class BotPlayer:
     _stuck_signature: tuple[object, ...] | None = None
     _rotations: int = 0
     #: (work piles, Nerts pile, faces its moves wait for) after a search that found no move.
-    _quiet: tuple[object, object, tuple[int, ...]] | None = field(
+    _quiet: tuple[object, object, frozenset[int]] | None = field(
         default=None, init=False, repr=False
     )
     #: This seat's `turn` and `recycle` moves.

@@ -34,7 +34,6 @@ from nerts_p2p.game.bot_search import (
     _add_substacks,
     _foundation_targets,
     _piles,
-    _shown_by_another,
 )
 from nerts_p2p.game.cards import CARD_MASK, FACE_SHIFT, RANK_OF
 from nerts_p2p.game.fit import GOES_ON, builds_on_nerts, fits_work, slides_under
@@ -71,19 +70,24 @@ def best_candidate(state: GameState, seat_no: int, level: BotLevel) -> Candidate
             targets = _foundation_targets(wants, entry)
             if targets:
                 score = 130.0
-                if races and _shown_by_another(state, seat_no, index):
+                if races and index < 52 and index in _faces_of_others(state, seat_no):
                     score += 20
                 base, declared = targets[0]
                 return (score, entry & CARD_MASK, FROM_NERTS, TO_FOUNDATION, base, declared)
     best: Candidate | None = None
+    # The faces other seats show, for a level that races them to the foundations; worked
+    # out at the first card that could go to one.
+    others: set[int] | None = None
     if waste:
         # An ordinary card only (a joker goes to a foundation from the Nerts pile alone);
         # its face is its index, and an ace is never wanted (it starts a foundation).
         index = waste[-1] & 63
         if index < 52 and (index in wants or RANK_OF[index] == 1):
             score = 105.0
-            if races and _shown_by_another(state, seat_no, index):
-                score += 20
+            if races:
+                others = _faces_of_others(state, seat_no)
+                if index in others:
+                    score += 20
             takers = wants.get(index)
             base = takers[0] if takers else NEW_FOUNDATION
             best = (score, waste[-1] & CARD_MASK, FROM_WASTE, TO_FOUNDATION, base, -1)
@@ -92,8 +96,11 @@ def best_candidate(state: GameState, seat_no: int, level: BotLevel) -> Candidate
             index = pile[-1] & 63
             if index < 52 and (index in wants or RANK_OF[index] == 1):
                 score = 110.0
-                if races and _shown_by_another(state, seat_no, index):
-                    score += 20
+                if races:
+                    if others is None:
+                        others = _faces_of_others(state, seat_no)
+                    if index in others:
+                        score += 20
                 if best is None or score > best[0]:
                     takers = wants.get(index)
                     base = takers[0] if takers else NEW_FOUNDATION
@@ -147,19 +154,69 @@ def best_candidate(state: GameState, seat_no: int, level: BotLevel) -> Candidate
                 if victim >= 0:
                     return (45.0, pile[-1] & CARD_MASK, k, TO_NERTS, victim, -1)
     if waste:
-        entry = waste[-1]
-        card = entry & CARD_MASK
-        face = _shown_face(entry)
-        onto, empty = _landing(work, face)
-        if onto >= 0:
-            return (40.0, card, FROM_WASTE, TO_WORK, onto, -1)
-        if under:
-            slid = _under_target(work, face)
-            if slid >= 0:
-                return (35.0, card, FROM_WASTE, TO_UNDER, slid, -1)
-        if empty >= 0 and not (level.keeps_empty_pile and seat.nerts_count > 0):
-            return (20.0, card, FROM_WASTE, TO_WORK, empty, -1)
+        return _waste_to_work(state, seat_no, level, under)
     return None
+
+
+def best_waste_candidate(state: GameState, seat_no: int, level: BotLevel) -> Candidate | None:
+    """`best_candidate` when only the waste top can have a move (`bot_search.
+    waste_candidates` for a level that plays its best; see `BotPlayer.act`): to a
+    foundation, else to a work pile, under one, to an empty one. Not for tables where the
+    level builds on other seats' Nerts piles."""
+    seat = state.seats[seat_no]
+    waste = seat.waste
+    if not waste or state.ended_by is not None:
+        return None
+    wants = state.wants
+    index = waste[-1] & 63
+    if index < 52 and (index in wants or RANK_OF[index] == 1):
+        score = 105.0
+        if level.races and index in _faces_of_others(state, seat_no):
+            score += 20
+        takers = wants.get(index)
+        base = takers[0] if takers else NEW_FOUNDATION
+        return (score, waste[-1] & CARD_MASK, FROM_WASTE, TO_FOUNDATION, base, -1)
+    rules = state.rules
+    under = level.attacks and rules.slide_under and not all(seat.work)
+    return _waste_to_work(state, seat_no, level, under)
+
+
+def _waste_to_work(
+    state: GameState, seat_no: int, level: BotLevel, under: bool
+) -> Candidate | None:
+    """The waste top's best move among its own piles (40, 35 or 20), or None."""
+    seat = state.seats[seat_no]
+    work = seat.work
+    entry = seat.waste[-1]
+    card = entry & CARD_MASK
+    face = _shown_face(entry)
+    onto, empty = _landing(work, face)
+    if onto >= 0:
+        return (40.0, card, FROM_WASTE, TO_WORK, onto, -1)
+    if under:
+        slid = _under_target(work, face)
+        if slid >= 0:
+            return (35.0, card, FROM_WASTE, TO_UNDER, slid, -1)
+    if empty >= 0 and not (level.keeps_empty_pile and seat.nerts_count > 0):
+        return (20.0, card, FROM_WASTE, TO_WORK, empty, -1)
+    return None
+
+
+def _faces_of_others(state: GameState, seat_no: int) -> set[int]:
+    """The face indexes on top of the other seats' piles (`bot_search._shown_by_another`
+    for every face at once); a joker's index (52 or 53) may be among them, and a joker
+    never races."""
+    faces = set()
+    for i, s in enumerate(state.seats):
+        if i != seat_no:
+            if s.nerts_up:
+                faces.add(s.nerts_up[-1] & 63)
+            if s.waste:
+                faces.add(s.waste[-1] & 63)
+            for pile in s.work:
+                if pile:
+                    faces.add(pile[-1] & 63)
+    return faces
 
 
 def _shown_face(entry: int) -> int:

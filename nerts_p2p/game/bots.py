@@ -22,7 +22,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Final
 
-from nerts_p2p.game.bot_best import best_candidate
+from nerts_p2p.game.bot_best import best_candidate, best_waste_candidate
 from nerts_p2p.game.bot_search import bot_candidates, waste_candidates, watched_faces
 from nerts_p2p.game.legal import first_card_play
 from nerts_p2p.game.moves import (
@@ -113,7 +113,12 @@ class BotPlayer:
             # The last search found nothing; since then the work piles and the Nerts pile
             # are the same (the very same objects: state parts are immutable) and no card
             # the search looked at is wanted by a foundation now. Only the waste is new.
-            candidates, can_call = waste_candidates(state, seat_no, level), False
+            if level.random_choice:
+                candidates = waste_candidates(state, seat_no, level)
+            else:
+                best = best_waste_candidate(state, seat_no, level)
+                candidates = [] if best is None else [best]
+            can_call = False
         else:
             if level.random_choice or rules.aces_first:
                 candidates, can_call = bot_candidates(state, seat_no, level)

@@ -463,14 +463,9 @@ def _apply_play(
     state: GameState, seat_no: int, seat: SeatState, move: Move
 ) -> GameState | Rejection:
     rules = state.rules
-    card, source, kind = move.card, move.source, move.dest_kind
-    nerts_hidden, nerts_up, work, waste, seen = (
-        seat.nerts_hidden,
-        seat.nerts_up,
-        seat.work,
-        seat.waste,
-        seat.seen,
-    )
+    # Every field at once (tuple unpacking is one step; attribute reads are one each).
+    _, _, card, source, kind, dest, _, reveals = move
+    nerts_hidden, nerts_up, work, stock, waste, seen, _ = seat
     # Take the card (or sub-stack) from its source.
     if source == FROM_NERTS:
         if not nerts_up:
@@ -482,18 +477,18 @@ def _apply_play(
                 f"the top of your Nerts pile is the {card_name(entry)}, not the {card_name(card)}",
             )
         nerts_up = nerts_up[:-1]
-        if move.reveals and (nerts_up or not nerts_hidden):
+        if reveals and (nerts_up or not nerts_hidden):
             return _reject(R.BAD_REVEAL, "this move turns no card face up")
         if not nerts_up and nerts_hidden:
             result = _reveal(
-                state, seat_no, nerts_hidden[-1], move.reveals[0] if move.reveals else None, seen
+                state, seat_no, nerts_hidden[-1], reveals[0] if reveals else None, seen
             )
             if isinstance(result, Rejection):
                 return result
             nerts_up, seen = (result[0],), result[1]
             nerts_hidden = nerts_hidden[:-1]
         stack: tuple[int, ...] = (entry,)
-    elif move.reveals:
+    elif reveals:
         return _reject(R.BAD_REVEAL, "only a move from the Nerts pile turns a card face up")
     elif source == FROM_WASTE:
         if not waste:
@@ -533,7 +528,6 @@ def _apply_play(
     seats = list(state.seats)
     # Put it down.
     if kind == TO_WORK:
-        dest = move.dest
         if not 0 <= dest < len(work):
             return _reject(R.NO_SUCH_PILE, f"there is no work pile {dest}")
         if dest == source:
@@ -560,7 +554,6 @@ def _apply_play(
             return _reject(
                 R.NOT_ON_TOP, "only the Nerts top or the waste top can slide under a pile"
             )
-        dest = move.dest
         if not 0 <= dest < len(work):
             return _reject(R.NO_SUCH_PILE, f"there is no work pile {dest}")
         if not work[dest]:
@@ -574,7 +567,7 @@ def _apply_play(
     elif kind == TO_NERTS:
         if not rules.nerts_builds:
             return _reject(R.VARIANT_OFF, "this table does not build on Nerts piles")
-        victim = move.dest
+        victim = dest
         if not 0 <= victim < len(seats) or victim == seat_no:
             return _reject(R.NO_SUCH_SEAT, f"seat {victim} is not another seat at this table")
         target = seats[victim].nerts_top
@@ -595,7 +588,7 @@ def _apply_play(
         return _reject(R.NO_SUCH_PILE, f"unknown destination {kind!r}")
 
     seats[seat_no] = _new_game_state(
-        SeatState, (nerts_hidden, nerts_up, work, seat.stock, waste, seen, False)
+        SeatState, (nerts_hidden, nerts_up, work, stock, waste, seen, False)
     )
     ended_by, called_by = state.ended_by, state.called_by
     if rules.must_call and not nerts_up and ended_by is None:

@@ -35,6 +35,8 @@ from nerts_p2p.game.moves import (
 )
 from nerts_p2p.game.state import GameState, SeatState
 
+_new_move = tuple.__new__
+
 
 @dataclass(frozen=True)
 class BotLevel:
@@ -157,7 +159,9 @@ class BotPlayer:
                 for candidate in candidates:
                     if candidate[0] > chosen[0]:
                         chosen = candidate
-            return Move(seat_no, PLAY, *chosen[1:])
+            _, card, source, kind, dest, declare = chosen
+            # `tuple.__new__` rather than the generated constructor: once per card move.
+            return _new_move(Move, (seat_no, PLAY, card, source, kind, dest, declare, ()))
         return self._no_play(state, seat)
 
     def _no_play(self, state: GameState, seat: SeatState) -> Move | None:

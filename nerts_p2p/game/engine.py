@@ -393,14 +393,16 @@ def _apply_turn(
         if seat.waste:
             return _reject(R.STOCK_EMPTY, "your stock is empty: turn the waste over first")
         return _reject(R.STOCK_EMPTY, "your stock and waste are both empty")
-    n = min(state.rules.draw, len(stock))
-    if len(move.reveals) not in (0, n):
+    draw = state.rules.draw
+    n = draw if draw < len(stock) else len(stock)
+    reveals = move.reveals
+    if reveals and len(reveals) != n:
         return _reject(
-            R.BAD_REVEAL, f"turning the stock shows {n} card(s), the move names {len(move.reveals)}"
+            R.BAD_REVEAL, f"turning the stock shows {n} card(s), the move names {len(reveals)}"
         )
     seen = seat.seen
     shown = stock[:n]
-    if not move.reveals:
+    if not reveals:
         # The common cases of the simulator and of an owner's view: every card turned is
         # privately known here, or every one is public already (a recycled stock).
         if max(shown) < UNKNOWN:
@@ -431,7 +433,7 @@ def _apply_turn(
     turned = []
     for i in range(n):
         slot = stock[i]
-        if not move.reveals and slot != UNKNOWN:  # the view knows the card: no claim to check
+        if not reveals and slot != UNKNOWN:  # the view knows the card: no claim to check
             if slot >= 0:  # public already (a recycled stock)
                 turned.append(slot)
             else:  # private knowledge (the owner's or the simulator's view)
@@ -439,7 +441,7 @@ def _apply_turn(
                 seen |= 1 << (card & 63)
                 turned.append(card)
             continue
-        result = _reveal(state, seat_no, slot, move.reveals[i] if move.reveals else None, seen)
+        result = _reveal(state, seat_no, slot, reveals[i] if reveals else None, seen)
         if isinstance(result, Rejection):
             return result
         card, seen = result

@@ -85,6 +85,7 @@ def simulate_round(
     applied = rejected = 0
     log: list[tuple[float, Move, bool]] = []
     push, pop = heapq.heappush, heapq.heappop  # the loop runs twice per move
+    reaches = [player.level.reach for player in players]
     max_events, max_rotations = MAX_EVENTS_PER_ROUND, MAX_ROTATIONS_PER_ROUND
     steps = 0
     while state.ended_by is None and events:
@@ -105,18 +106,19 @@ def simulate_round(
                     push(events, (now + delay, counter, index, None))
                     counter += 1
                 continue
-            push(events, (now + player.level.reach, counter, index, chosen))
+            push(events, (now + reaches[index], counter, index, chosen))
             counter += 1
             continue
         result = apply(state, move)
-        ok = not isinstance(result, Rejection)
         if isinstance(result, Rejection):
             rejected += 1
+            if keep_log:
+                log.append((now, move, False))
         else:
             state = result
             applied += 1
-        if keep_log:
-            log.append((now, move, ok))
+            if keep_log:
+                log.append((now, move, True))
         push(events, (now + player.delay(move), counter, index, None))
         counter += 1
     if state.ended_by is None:  # pragma: no cover - every player waits only while stuck

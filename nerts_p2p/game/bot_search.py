@@ -206,9 +206,18 @@ class _Piles:
         uncover (see `watched_faces`)."""
         if self._watched is None:
             work = self.work
-            faces = {t for _, _, t in self.tops}
-            faces.update(_face(work[k][at - 1]) for k, at, _ in self.stacks() if at)
-            self._watched = frozenset(f for f in faces if f < 52)
+            faces = set()
+            for pile in work:
+                if pile:
+                    entry = pile[-1]
+                    faces.add(entry & 63 if entry < 1 << FACE_SHIFT else (entry >> FACE_SHIFT) - 1)
+            for k, at, _ in self.stacks():
+                if at:
+                    entry = work[k][at - 1]
+                    faces.add(entry & 63 if entry < 1 << FACE_SHIFT else (entry >> FACE_SHIFT) - 1)
+            faces.discard(52)  # a joker that stands for no card is never wanted
+            faces.discard(53)
+            self._watched = frozenset(faces)
         return self._watched
 
 

@@ -192,7 +192,7 @@ def substack_moves_uncached(
         for p in work
     ]
     found: list[tuple[int, int, int]] = []
-    if not ((from_work and -1 in tops) or any(t >= 52 for t in tops)):
+    if not ((from_work and -1 in tops) or max(tops) >= 52):
         # The common layout (no empty pile that a work card may fill, no joker on top): a
         # card goes only onto the tops it builds down from, two faces per top.
         onto: dict[int, list[int]] = {}

@@ -8,6 +8,7 @@ legal input. Nothing here reads a clock or draws a random number.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 
 from nerts_p2p.game.cards import (
@@ -61,6 +62,7 @@ R = RejectReason
 #: order without the generated constructor's Python frame, for the moves every round makes
 #: hundreds of.
 _new_game_state = tuple.__new__
+_stuck_of = operator.attrgetter("stuck")
 
 
 # --- starting a round ---------------------------------------------------------------------
@@ -599,6 +601,8 @@ def _apply_play(
         GameState,
         (rules, tuple(seats), foundations, wants, ended_by, called_by, state.rotations, True),
     )
+    if not any(map(_stuck_of, seats)):  # the common case, checked without a Python loop
+        return after
     for other, s in enumerate(seats):
         # A stuck seat stops being stuck once it has a card to play again: another seat
         # built the foundation its card needs, or put a card on its Nerts pile.

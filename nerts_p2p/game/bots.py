@@ -17,7 +17,6 @@ Times are seconds of *simulated* time for the simulator, and real time for live 
 
 from __future__ import annotations
 
-import math
 import random
 from dataclasses import dataclass, field
 from typing import Final
@@ -171,7 +170,7 @@ class BotPlayer:
             # Something changed in the centre: go through the stock again.
             self._idle, self._stuck_signature = 0, None
         cards = len(seat.stock) + len(seat.waste)
-        one_pass = math.ceil(cards / state.rules.draw) + 1
+        one_pass = -(-cards // state.rules.draw) + 1  # turns to see every card, plus one
         if self._idle > one_pass or cards == 0:
             if seat.stuck:
                 return None

@@ -38,6 +38,11 @@ def _uint32_words(seed: bytes, first_block: int, blocks: int) -> tuple[int, ...]
     return struct.unpack(f">{8 * blocks}I", digests)
 
 
+#: The rejection limit of step 3 for each bound: 2**32 - (2**32 % bound), for every deck a
+#: card index can name (64 cards per owner; a deck is 52 cards and up to two jokers).
+_LIMITS = tuple(2**32 - (2**32 % bound) if bound else 0 for bound in range(65))
+
+
 def shuffled_indexes(seed: bytes, deck_size: int) -> list[int]:
     """The deck's face indexes in shuffled order (step 1-3 of the module docstring)."""
     order = list(range(52)) + [52 + j for j in range(deck_size - 52)]
@@ -48,7 +53,7 @@ def shuffled_indexes(seed: bytes, deck_size: int) -> list[int]:
     at = 0
     for i in range(deck_size - 1, 0, -1):
         bound = i + 1
-        limit = 2**32 - (2**32 % bound)
+        limit = _LIMITS[bound]
         while True:  # draw until a word is below the limit
             if at == len(words):
                 words.extend(_uint32_words(seed, blocks, 1))
@@ -71,7 +76,8 @@ class Deal(NamedTuple):
 
 
 def deal_seat(rules: Rules, seat: int, seed: bytes) -> Deal:
-    cards = [make_card(seat, i) for i in shuffled_indexes(seed, rules.deck_size)]
+    owner = make_card(seat, 0)  # a card is its owner's base plus its index
+    cards = [owner + i for i in shuffled_indexes(seed, rules.deck_size)]
     n, w = rules.nerts_size, rules.work_piles
     return Deal(tuple(cards[:n]), tuple(cards[n : n + w]), tuple(cards[n + w :]))
 

@@ -85,8 +85,11 @@ def simulate_round(
     applied = rejected = 0
     log: list[tuple[float, Move, bool]] = []
     push, pop = heapq.heappush, heapq.heappop  # the loop runs twice per move
+    # Read once per round, not once per event (the loop runs some 500 times a round).
     reaches = [player.level.reach for player in players]
+    acts = [player.act for player in players]
     max_events, max_rotations = MAX_EVENTS_PER_ROUND, MAX_ROTATIONS_PER_ROUND
+    wrap_up_after, apply_move = WRAP_UP_AFTER, apply
     steps = 0
     while state.ended_by is None and events:
         steps += 1
@@ -99,17 +102,17 @@ def simulate_round(
         now, _, index, move = pop(events)
         player = players[index]
         if move is None:
-            chosen = player.act(state) if now < WRAP_UP_AFTER else _wrap_up(state, player)
+            chosen = acts[index](state) if now < wrap_up_after else _wrap_up(state, player)
             if chosen is None:
                 delay = player.delay(None)
-                if now < WRAP_UP_AFTER or not state.seats[player.seat].stuck:
+                if now < wrap_up_after or not state.seats[player.seat].stuck:
                     push(events, (now + delay, counter, index, None))
                     counter += 1
                 continue
             push(events, (now + reaches[index], counter, index, chosen))
             counter += 1
             continue
-        result = apply(state, move)
+        result = apply_move(state, move)
         if isinstance(result, Rejection):
             rejected += 1
             if keep_log:

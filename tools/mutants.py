@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 
@@ -320,13 +320,14 @@ def generate_mutants(
     *,
     sample: int | None = None,
     rng: random.Random | None = None,
-    matching: str | None = None,
+    matching: str | Sequence[str] | None = None,
 ) -> list[Mutant]:
     """Valid mutants of `source`: all of them, or a random `sample` of them (in file order);
-    only those whose `key` contains `matching`, if given."""
+    only those whose `key` contains `matching` (or one of its texts), if given."""
     points = mutation_points(source, module)
     if matching is not None:
-        points = [m for m in points if matching in m.key]
+        texts = [matching] if isinstance(matching, str) else list(matching)
+        points = [m for m in points if any(text in m.key for text in texts)]
     if sample is not None:
         (rng or random.Random(0)).shuffle(points)
     chosen: list[Mutant] = []

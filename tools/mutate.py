@@ -65,6 +65,7 @@ TEST_SUBSETS: dict[str, tuple[str, ...]] = {
     ),
     "nerts_p2p/table/replica.py": (
         "tests/replication/test_pinned_behaviours.py",
+        "tests/replication/test_replica_rules.py",
         "tests/replication/test_round_end.py",
         "tests/replication/test_races.py",
         "tests/replication/test_order.py",
@@ -87,9 +88,12 @@ TEST_SUBSETS: dict[str, tuple[str, ...]] = {
         "tests/protocol/test_sync_rules.py",
         "tests/replication/test_fair_ties.py",
         "tests/replication/test_races.py",
+        "tests/replication/test_replica_rules.py",
+        "tests/replication/test_departures.py",
     ),
     "protocol/sync.py": (
         "tests/protocol/test_sync_pinned.py",
+        "tests/protocol/test_anti_entropy_rules.py",
         "tests/replication/test_pinned_behaviours.py",
         "tests/protocol/test_sync_rules.py",
         "tests/protocol/test_hostile.py",
@@ -381,8 +385,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--matching",
+        action="append",
         metavar="TEXT",
-        help="only mutants whose 'module | line | mutation' contains TEXT (to recheck one)",
+        help="only mutants whose 'module | line | mutation' contains TEXT (to recheck one; "
+        "repeatable: any of the texts)",
     )
     parser.add_argument("--list", action="store_true", help="list the mutants, run nothing")
     parser.add_argument("--json", action="store_true", help="one JSON object on stdout")

@@ -27,11 +27,18 @@ class Mutant:
     operator: str
     description: str
     original: str  # the original source line, stripped
+    function: str = ""  # the enclosing function, as `Class.method` ("" at module level)
 
     @property
     def key(self) -> str:
         """A name that survives edits elsewhere in the file (line numbers do not)."""
         return f"{self.module} | {self.original} | {self.description}"
+
+    @property
+    def scoped_key(self) -> str:
+        """`key` with the enclosing function (`module::Class.method | ...`): names one of
+        several identical lines of a module (each `self._after_sync()`, say)."""
+        return f"{self.module}::{self.function} | {self.original} | {self.description}"
 
 
 _COMPARE_SWAPS: dict[type[ast.cmpop], type[ast.cmpop]] = {
@@ -289,6 +296,20 @@ def _line_of(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> int:
     return int(getattr(node, "lineno", 0))
 
 
+def _function_of(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> str:
+    """The qualified name of the function around `node` (`Class.method`), "" if none."""
+    names: list[str] = []
+    inside = False
+    while node in parents:
+        node = parents[node]
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            names.append(node.name)
+            inside = True
+        elif isinstance(node, ast.ClassDef):
+            names.append(node.name)
+    return ".".join(reversed(names)) if inside else ""
+
+
 def mutation_points(source: str, module: str) -> list[Mutant]:
     """Every place a mutant can go (cheap: not yet checked to compile or to change the code)."""
     lines = source.splitlines()
@@ -298,7 +319,8 @@ def mutation_points(source: str, module: str) -> list[Mutant]:
     for index, (node, operator, description, _) in enumerate(_points(tree)):
         line = _line_of(node, parents)
         text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
-        points.append(Mutant(module, index, line, operator, description, text))
+        function = _function_of(node, parents)
+        points.append(Mutant(module, index, line, operator, description, text, function))
     return points
 
 

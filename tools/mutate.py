@@ -28,6 +28,7 @@ import argparse
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -49,6 +50,8 @@ TEST_SUBSETS: dict[str, tuple[str, ...]] = {
         "tests/engine/test_rules_scenarios.py",
         "tests/engine/test_completeness.py",
         "tests/engine/test_stuck.py",
+        "tests/engine/test_variants.py",
+        "tests/engine/test_owners_view.py",
         "tests/engine/test_properties.py::test_a_rejected_move_changes_nothing",
         "tests/engine/test_properties.py::test_every_card_of_every_deck_is_in_exactly_one_place",
     ),
@@ -113,6 +116,11 @@ TEST_SUBSETS: dict[str, tuple[str, ...]] = {
 }
 
 EQUIVALENT_FILE = Path(__file__).resolve().parent / "mutation_equivalent.txt"
+#: How `tools.mutants` describes a mutation (the last field of an equivalent's entry).
+_MUTATION = re.compile(
+    r"\S+ -> \S+|not in -> in|in -> not in|is not -> is|is -> is not|statement deleted"
+    r"|drop `not`|negate the condition|negate a comprehension filter|return None instead"
+)
 
 #: Runs of the subset with the unmutated code: the per-mutant timeout defaults to this
 #: many times the slowest of them (plus a margin for a loaded host).
@@ -165,18 +173,31 @@ class CampaignError(Exception):
 
 
 def load_equivalent(path: Path = EQUIVALENT_FILE) -> set[str]:
-    """Mutant keys known to be equivalent: `module | original line | mutation  # why`."""
+    """Mutant keys known to be equivalent: `module | original line | mutation  # why`, the
+    module optionally scoped to a function (`module::Class.method`)."""
     if not path.exists():
         return set()
     keys = set()
     for raw in path.read_text().splitlines():
-        line = raw.split("  #", 1)[0].strip()
-        parts = [part.strip() for part in line.split(" | ")]
-        if line and not line.startswith("#") and len(parts) >= 3:
-            # The original line may itself hold " | " (`seen | mask`): module and mutation
-            # are the outer fields.
-            keys.add(" | ".join([parts[0], " | ".join(parts[1:-1]), parts[-1]]))
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        # The reason follows the mutation after "  #", but the original line may hold a
+        # comment of its own, and " | " (`seen | mask`): the entry ends at the first "  #"
+        # whose last field reads as a mutation; module and mutation are the outer fields.
+        ends = [i for i in range(len(line)) if line.startswith("  #", i)] + [len(line)]
+        for end in ends:
+            parts = [part.strip() for part in line[:end].split(" | ")]
+            if len(parts) >= 3 and _MUTATION.fullmatch(parts[-1]):
+                keys.add(" | ".join([parts[0], " | ".join(parts[1:-1]), parts[-1]]))
+                break
     return keys
+
+
+def is_listed(mutant: Mutant, equivalent: set[str]) -> bool:
+    """Listed as equivalent: by its key, or by its key scoped to its function
+    (`module::Class.method | line | mutation`), which names only that function's line."""
+    return mutant.key in equivalent or mutant.scoped_key in equivalent
 
 
 def _copy_tree(root: Path, into: Path) -> Path:
@@ -273,7 +294,7 @@ def run_module(
             result = MutantResult(
                 mutant,
                 {"passed": "survived", "failed": "killed", "timeout": "timeout"}[outcome],
-                equivalent=outcome == "passed" and mutant.key in equivalent,
+                equivalent=outcome == "passed" and is_listed(mutant, equivalent),
             )
             report.results.append(result)
             progress(done, len(mutants), report.killed)
@@ -319,7 +340,8 @@ def report_text(reports: Sequence[ModuleReport], seed: int) -> str:
         for res in survivors:
             m = res.mutant
             mark = " [equivalent]" if res.equivalent else ""
-            out.append(f"  {m.module}:{m.line}: {m.description}{mark}")
+            where = f" ({m.function})" if m.function else ""
+            out.append(f"  {m.module}:{m.line}{where}: {m.description}{mark}")
             out.append(f"      {m.original}")
     return "\n".join(out)
 

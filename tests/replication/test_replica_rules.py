@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import hashlib
 
-from nerts_p2p.game.moves import Move
+from nerts_p2p.game.deck import deal_seat
+from nerts_p2p.game.engine import complete
+from nerts_p2p.game.errors import Rejection
+from nerts_p2p.game.moves import FROM_NERTS, NEW_FOUNDATION, Move, move_text
 from nerts_p2p.game.position import state_hash
 from nerts_p2p.game.rules import Rules
-from nerts_p2p.table.replica import RoundStarted, TableReplica
+from nerts_p2p.table.replica import RoundFinal, RoundStarted, TableReplica
 from protocol.messages import SPECTATOR, Kind, Op
 from protocol.signing import SigningKeyPair
 from protocol.sync import DeparturesChanged, SyncPeer
@@ -116,3 +119,73 @@ def test_a_peer_that_gets_a_rounds_ops_before_its_start_reaches_the_same_departu
     assert late.epochs[1].departed == epoch.departed
     changed = [e for e in late.events() if isinstance(e, DeparturesChanged)]
     assert [e.departed for e in changed] == [epoch.departed]
+
+
+def _finals(table: ManualTable, i: int) -> list[RoundFinal]:
+    return [e for e in table.events[i] if isinstance(e, RoundFinal)]
+
+
+def _nerts_table(label: str) -> ManualTable:
+    """Two seats, Nerts piles of one card; seat 0's is the ace of spades: it can call at once."""
+    rules = Rules(seats=2, nerts_size=1)
+    seeds = [
+        seed_showing(rules, [], nerts_top="AS", label=f"{label}/caller"),
+        seed_showing(rules, [], label=f"{label}/other"),
+    ]
+    table = ManualTable(rules, seeds)
+    table.start_round()
+    table.settle(0.3)  # every mix nonce is in: moves count
+    return table
+
+
+def _call_nerts(table: ManualTable) -> None:
+    caller = table.players[0]
+    rnd = caller.current_round
+    assert rnd is not None
+    ace = rnd.state.seats[0].nerts_up[-1]
+    assert not isinstance(
+        caller.play(Move(0, "play", ace, FROM_NERTS, "f", NEW_FOUNDATION)), Rejection
+    )
+    assert not isinstance(caller.play(Move(0, "nerts")), Rejection)
+    table.collect()
+    table.deliver_all()
+    table.settle(2.0)
+
+
+def test_a_player_who_lies_about_the_cards_it_turned_up_is_named_a_cheater_by_the_audit() -> None:
+    table = _nerts_table("liar")
+    liar = table.players[1]
+    rnd = liar.current_round
+    assert rnd is not None
+    truth = complete(rnd.state, Move(1, "turn"))
+    seed = liar.my_secrets[1][0]
+    hidden = [c for c in deal_seat(rnd.rules, 1, seed).stock if c not in truth.reveals]
+    lie = truth._replace(reveals=(hidden[-1], *truth.reveals[1:]))
+    # Nobody else can tell from what it has seen: the lie is folded everywhere else...
+    liar.sync.author(Kind.MOVE, 1, move_text(lie).split(" ", 1)[1])
+    table.collect()
+    table.deliver_all()
+    _call_nerts(table)
+    # ...until the seeds are revealed and the audit replays the round.
+    for i in (0, 1):
+        (final,) = _finals(table, i)
+        assert final.cheaters == frozenset({1})
+        assert final.scores[1].score <= 0
+        assert [m.seat for m in final.audit.mismatches] == [1]
+
+
+def test_a_reveal_made_before_the_round_ended_names_its_author_a_cheater() -> None:
+    table = _nerts_table("early")
+    early = table.players[1]
+    rnd = early.current_round
+    assert rnd is not None
+    # Its seed, honestly: but sent before the end, as if it knew the round was over.
+    early.sync.author(Kind.REVEAL, 1, list(early.my_secrets[1]))
+    rnd.revealed = True  # it said its last word in this round
+    table.collect()
+    table.deliver_all()
+    _call_nerts(table)
+    for i in (0, 1):
+        (final,) = _finals(table, i)
+        assert final.cheaters == frozenset({1})
+        assert not final.audit.mismatches  # its seed opens its commitment: only the timing

@@ -116,7 +116,15 @@ def test_a_player_gone_silent_ends_the_host_with_a_plain_error() -> None:
     )
     time.sleep(0.5)
     guest = nerts(["join", name, "--headless", *LO, "--bot-pace", "1"])
-    time.sleep(6.0)  # in the round by now (bots at human pace: it lasts a while)
+    # Until the guest has its seat and the round is on (bots at human pace: it lasts a
+    # while). Polled, not slept: on a loaded machine starting and admitting it takes long.
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        code, out, _ = finish(nerts(["list", "--json", "--timeout", "2", *LO]))
+        ours = [t for t in map(json.loads, out.splitlines()) if t["name"] == name]
+        if ours and ours[0]["seats_taken"] == 2 and ours[0]["phase"] == "playing":
+            break
+    time.sleep(1.0)
     guest.kill()
     guest.communicate()
     code, _, err = finish(host, timeout=60)

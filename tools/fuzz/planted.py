@@ -117,6 +117,11 @@ def planted_factory(config: TableConfig) -> ReplicaFactory | None:
             # Every peer: one honest peer's vote would end the round without the vanished.
             replica.__class__ = NeverDeparts
             return replica
+        if config.planted == "seq-reuse" and index == config.planted_peer and restarted:
+            # It remembers that the host admitted it (PROTOCOL.md 17) but not its ops, so it
+            # signs its JOIN again at once instead of asking the host and waiting to be
+            # shown its own chain: seq 1 a second time.
+            replica.sync.admits[replica.me] = (1, role)
         if index != config.planted_peer or config.planted == "seq-reuse":
             return replica
         if config.planted == "arrival-order":

@@ -24,7 +24,7 @@ so that is what heartbeats carry; equal vectors with unequal hashes is then alwa
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 from . import departure
@@ -132,6 +132,21 @@ class Quarantine:
     promised: dict[bytes, int] | None = None
 
 
+@dataclass
+class Resuming:
+    """A peer restarted from its store (PROTOCOL.md 14) holds its own chain to `head`, but
+    its ops wait for the table's ops they depend on, and it has lost what it had delivered
+    since its last op. Its last heartbeats promised deps that cover that, so it stays quiet
+    (no op, no heartbeat) until its chain is delivered and it holds every op that the first
+    heartbeat it hears from each peer after the restart names."""
+
+    head: int
+    hold: float
+    since: float | None = None  # when the first heartbeat of another peer arrived
+    heard: set[bytes] = field(default_factory=set)
+    wanted: dict[bytes, int] = field(default_factory=dict)  # author -> seq to hold
+
+
 def fair_take(runs: Sequence[Sequence[Op]], budget: int) -> list[Op]:
     """Up to `budget` ops from `runs`, round robin: the first op of every run, then the
     second of every run, and so on. Each run keeps its own order (ascending seq)."""
@@ -209,6 +224,8 @@ class SyncPeer:
         #: A restarted peer authors nothing until the table has shown it its own chain
         #: (`quarantine`): None when free to author.
         self.quarantined: Quarantine | None = None
+        #: A peer restarted from its store is quiet until it has caught up (`resume`).
+        self.resuming: Resuming | None = None
         self.promises = PromiseBook()
         self._held_hashes: set[bytes] = set()  # op hashes delivered or parked here
         self.lies: dict[bytes, tuple[Heartbeat, Op]] = {}  # author -> promise and the op
@@ -263,7 +280,7 @@ class SyncPeer:
     def author(self, kind: Kind, epoch: int, payload: object) -> Op:
         """Sign and deliver an op of our own; it is queued for every peer. The caller stores
         it before sending (crash safety) by reading `outgoing()` after persisting."""
-        if self.quarantined is not None:
+        if self.quarantined is not None or self.resuming is not None:
             raise LocalProtocolError(
                 DropReason.SCHEMA,
                 "restarting: waiting for the table to show us our own ops before authoring",
@@ -805,6 +822,50 @@ class SyncPeer:
         ):
             self.quarantined = None
 
+    def resume(self, hold: float = 1.0) -> None:
+        """We restarted from our store: every op we ever authored is loaded (delivered or
+        waiting for its deps). Author nothing and promise nothing until caught up."""
+        parked = self.pending.get(self.me, {})
+        self.resuming = Resuming(max([self.delivered(self.me), *parked]), hold)
+
+    def _resume_heartbeat(self, sender: bytes, vector: VersionVector, now: float) -> None:
+        """The first heartbeat of each peer since the restart (sent after we went down:
+        the socket is new) names every op its sender had made and every op it held. We
+        had delivered no op of q that q had not made before our crash, so once we hold
+        what q's first heartbeat names, our deps are at least what our last heartbeats
+        before the crash promised."""
+        r = self.resuming
+        if r is None or sender == self.me or sender in r.heard:
+            return
+        r.heard.add(sender)
+        for author, seq in vector.items():
+            r.wanted[author] = max(seq, r.wanted.get(author, 0))
+        if r.since is None:
+            r.since = now
+        self._release_resume(now)
+
+    def _release_resume(self, now: float) -> None:
+        r = self.resuming
+        if r is None or r.since is None or self.delivered(self.me) < r.head:
+            return
+        if any(
+            self.delivered(a) < n
+            and not self._beyond_expulsion(a, n)
+            and not (a in self.dead and n >= self.dead[a])
+            for a, n in r.wanted.items()
+        ):
+            return
+        # Every participant still in the latest round (or the host, in the lobby) heard,
+        # or `hold` seconds to hear them: a silent one cannot keep us quiet for ever.
+        if self.epochs:
+            log = self.epochs[max(self.epochs)]
+            expected = {p for p in log.participants if log.counts_author(p)}
+        else:
+            expected = {self.host} if self.host is not None else set()
+        expected.discard(self.me)
+        if expected <= r.heard or now - r.since >= r.hold:
+            self.resuming = None
+
     # --- equivocation ------------------------------------------------------------------
 
     def _expel(self, first: Op, second: Op) -> None:
@@ -927,7 +988,8 @@ class SyncPeer:
     def tick(self, now: float) -> None:
         """Send a heartbeat when one is due."""
         self._release_quarantine(now)
-        if self.quarantined is not None:
+        self._release_resume(now)
+        if self.quarantined is not None or self.resuming is not None:
             # A heartbeat is a promise about our next op; a restarted peer does not know its
             # own chain yet, so it promises nothing (it only asks).
             return
@@ -954,6 +1016,7 @@ class SyncPeer:
         theirs = VersionVector.from_pairs(hb.vector)  # canonical: sorted, no repeats
         self._sign_of_life(hb, theirs, now)
         self._quarantine_heartbeat(theirs.seq(self.me), now)
+        self._resume_heartbeat(hb.sender, theirs, now)
         self._on_promise(hb)
         self._hear_heartbeat(hb)
         vector = self.vector()

@@ -436,6 +436,10 @@ class TableReplica:
         )
         replica.sync.load(list(stored_ops))
         replica.sync.clock.observe(clock)
+        if complete:
+            # Quiet until caught up: our ops wait for their deps, and our last heartbeats
+            # promised deps we may not hold yet (PROTOCOL.md 14).
+            replica.sync.resume()
         replica._after_sync()
         return replica
 
@@ -456,8 +460,8 @@ class TableReplica:
 
     @property
     def can_author(self) -> bool:
-        """False while a restarted peer waits to be shown its own ops."""
-        return self.sync.quarantined is None
+        """False while a restarted peer waits to be shown its own ops, or to catch up."""
+        return self.sync.quarantined is None and self.sync.resuming is None
 
     @property
     def current_round(self) -> ReplicatedRound | None:
@@ -649,6 +653,10 @@ class TableReplica:
         rnd = self.rounds.get(op.epoch)
         if rnd is None:
             return
+        if op.author == self.me:
+            # Ours, back from the store after a restart: never sent twice.
+            rnd.revealed = rnd.revealed or op.kind == Kind.REVEAL
+            rnd.shared = rnd.shared or op.kind == Kind.SEED_SHARE
         if op.kind == Kind.REVEAL:
             rnd.reveals[op.author] = op
         elif (

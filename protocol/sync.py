@@ -142,9 +142,17 @@ class Resuming:
 
     head: int
     hold: float
-    since: float | None = None  # when the first heartbeat of another peer arrived
+    started: float | None = None  # the first tick after the restart
+    since: float | None = None  # the first heartbeat of another member after it
     heard: set[bytes] = field(default_factory=set)
     wanted: dict[bytes, int] = field(default_factory=dict)  # author -> seq to hold
+    #: A heartbeat arrived from a peer we have no key for yet (we ask for its first op):
+    #: someone is there, so we are not alone at the table.
+    knocked: bool = False
+
+
+#: A restarted peer that hears no heartbeat at all waits this many `hold`s (PROTOCOL.md 14).
+ALONE_HOLD: Final = 5
 
 
 def fair_take(runs: Sequence[Sequence[Op]], budget: int) -> list[Op]:
@@ -333,6 +341,8 @@ class SyncPeer:
                 if not known:
                     # A peer we know nothing of yet: ask for its first op, which carries its key.
                     self.request(source, [(message.sender, 1, 1)], now)
+                    if self.resuming is not None:
+                        self.resuming.knocked = True
                     raise RemoteProtocolError(
                         DropReason.UNKNOWN_AUTHOR, "a heartbeat from a peer we have no key for"
                     )
@@ -846,7 +856,11 @@ class SyncPeer:
 
     def _release_resume(self, now: float) -> None:
         r = self.resuming
-        if r is None or r.since is None or self.delivered(self.me) < r.head:
+        if r is None:
+            return
+        if r.started is None:
+            r.started = now
+        if self.delivered(self.me) < r.head:
             return
         if any(
             self.delivered(a) < n
@@ -855,16 +869,24 @@ class SyncPeer:
             for a, n in r.wanted.items()
         ):
             return
-        # Every participant still in the latest round (or the host, in the lobby) heard,
-        # or `hold` seconds to hear them: a silent one cannot keep us quiet for ever.
+        # Every participant still in the latest round (in the lobby: every member we know)
+        # heard, or `hold` seconds to hear them after the first: a silent one cannot keep
+        # us quiet for ever. Nor can a table where nobody else is left: with no heartbeat
+        # at all for `ALONE_HOLD` holds, nobody holds a promise of ours that we could break.
         if self.epochs:
             log = self.epochs[max(self.epochs)]
             expected = {p for p in log.participants if log.counts_author(p)}
         else:
-            expected = {self.host} if self.host is not None else set()
+            expected = {a for a, m in self.members.items() if not m.left}
         expected.discard(self.me)
-        if expected <= r.heard or now - r.since >= r.hold:
+        heard_all = bool(r.heard) and expected <= r.heard
+        held_on = r.since is not None and now - r.since >= r.hold
+        alone = r.since is None and not r.knocked and now - r.started >= ALONE_HOLD * r.hold
+        if heard_all or held_on or alone:
             self.resuming = None
+            # Our first sign of life is a heartbeat that shows we caught up, before any op
+            # we author now: an op first would look like a peer that hides what it saw.
+            self._heartbeat(now)
 
     # --- equivocation ------------------------------------------------------------------
 
@@ -995,6 +1017,9 @@ class SyncPeer:
             return
         if now < self._next_heartbeat:
             return
+        self._heartbeat(now)
+
+    def _heartbeat(self, now: float) -> None:
         self._next_heartbeat = now + self.heartbeat_interval
         vector = self.vector()
         state_hash = self._hashed[1] if self._hashed and self._hashed[0] == vector else b""
@@ -1031,11 +1056,12 @@ class SyncPeer:
         # What we hold and they lack: push some of it at once, to heal faster than asking.
         # Shared fairly across authors: one author's long backlog must not starve another's
         # gap (their parked ops may wait on exactly that gap).
-        push = fair_take(
-            [self.logs[a][first - 1 : last] for a, first, last in theirs.missing_ranges(held)],
-            MAX_PUSH,
-        )
-        self._send_ops(source, push)
+        if self.resuming is None:  # a quiet restart says nothing unasked (PROTOCOL.md 14)
+            push = fair_take(
+                [self.logs[a][first - 1 : last] for a, first, last in theirs.missing_ranges(held)],
+                MAX_PUSH,
+            )
+            self._send_ops(source, push)
         self._resolve_departures()
 
     def _gaps(self, theirs: VersionVector) -> list[tuple[bytes, int, int]]:

@@ -842,7 +842,9 @@ class TableReplica:
         if presence.round != rnd.number:
             presence.reset(rnd.number)
         presence.round_seen(rnd.number, now)
+        looked = rnd.final is not None
         if rnd.final is None and now >= presence.next_check:
+            looked = True
             # Four looks a second are plenty for bounds of seconds, and cheap.
             presence.next_check = now + PRESENCE_CHECK
             vectors = dict(self.sync.acks)
@@ -853,7 +855,9 @@ class TableReplica:
                 if lag >= LAG_WARN and p not in presence.warned and p != self.me:
                     presence.warned.add(p)
                     self._events.append(SeatLagging(rnd.number, rnd.seat_of[p], p, lag))
-        if not self.can_author:
+        if not self.can_author or not looked:
+            # Votes only right after a look: the acknowledgments and the signs of life are
+            # then of the same moment (a heartbeat heard since would look unacknowledged).
             return
         for target in presence.silent(log, self.sync.heard, self.me, now):
             if target in log.departed:

@@ -110,12 +110,13 @@ def test_a_resumed_host_continues_its_chain_without_reusing_a_seq(tmp_path: Path
     resumed = resume_replica(key_for("store-host"), again, randomness=seeded_bytes("other"))
     assert resumed.sync.vector() == replica.sync.vector()
     assert resumed.my_secrets == replica.my_secrets
-    # Quiet at first: nobody else's heartbeat says what it held before the crash; alone at
-    # its table, it waits the hold time, then continues its chain.
+    # Quiet at first: nobody else's heartbeat says what it held before the crash. Alone at
+    # its table (no heartbeat at all for five holds of a second), it continues its chain.
     resumed.tick(100.0)
+    resumed.tick(104.9)
     assert not resumed.can_author
     assert resumed.outgoing() == []  # not even a heartbeat
-    resumed.tick(101.0)
+    resumed.tick(105.0)
     assert resumed.can_author
     left = resumed.leave()
     assert left.seq == 3

@@ -24,7 +24,7 @@ so that is what heartbeats carry; equal vectors with unequal hashes is then alwa
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 from . import admission, departure
@@ -133,6 +133,29 @@ class Quarantine:
     promised: dict[bytes, int] | None = None
 
 
+@dataclass
+class Resuming:
+    """A peer restarted from its store (PROTOCOL.md 14) holds its own chain to `head`, but
+    its ops wait for the table's ops they depend on, and it has lost what it had delivered
+    since its last op. Its last heartbeats promised deps that cover that, so it stays quiet
+    (no op, no heartbeat) until its chain is delivered and it holds every op that the first
+    heartbeat it hears from each peer after the restart names."""
+
+    head: int
+    hold: float
+    started: float | None = None  # the first tick after the restart
+    since: float | None = None  # the first heartbeat of another member after it
+    heard: set[bytes] = field(default_factory=set)
+    wanted: dict[bytes, int] = field(default_factory=dict)  # author -> seq to hold
+    #: A heartbeat arrived from a peer we have no key for yet (we ask for its first op):
+    #: someone is there, so we are not alone at the table.
+    knocked: bool = False
+
+
+#: A restarted peer that hears no heartbeat at all waits this many `hold`s (PROTOCOL.md 14).
+ALONE_HOLD: Final = 5
+
+
 def fair_take(runs: Sequence[Sequence[Op]], budget: int) -> list[Op]:
     """Up to `budget` ops from `runs`, round robin: the first op of every run, then the
     second of every run, and so on. Each run keeps its own order (ascending seq)."""
@@ -210,6 +233,8 @@ class SyncPeer:
         #: A restarted peer authors nothing until the table has shown it its own chain
         #: (`quarantine`): None when free to author.
         self.quarantined: Quarantine | None = None
+        #: A peer restarted from its store is quiet until it has caught up (`resume`).
+        self.resuming: Resuming | None = None
         self.promises = PromiseBook()
         self._held_hashes: set[bytes] = set()  # op hashes delivered or parked here
         self.lies: dict[bytes, tuple[Heartbeat, Op]] = {}  # author -> promise and the op
@@ -279,7 +304,7 @@ class SyncPeer:
     def author(self, kind: Kind, epoch: int, payload: object) -> Op:
         """Sign and deliver an op of our own; it is queued for every peer. The caller stores
         it before sending (crash safety) by reading `outgoing()` after persisting."""
-        if self.quarantined is not None:
+        if self.quarantined is not None or self.resuming is not None:
             raise LocalProtocolError(
                 DropReason.SCHEMA,
                 "restarting: waiting for the table to show us our own ops before authoring",
@@ -335,6 +360,8 @@ class SyncPeer:
                 if not known:
                     # A peer we know nothing of yet: ask for its first op, which carries its key.
                     self.request(source, [(message.sender, 1, 1)], now)
+                    if self.resuming is not None:
+                        self.resuming.knocked = True
                     raise RemoteProtocolError(
                         DropReason.UNKNOWN_AUTHOR, "a heartbeat from a peer we have no key for"
                     )
@@ -838,6 +865,62 @@ class SyncPeer:
         ):
             self.quarantined = None
 
+    def resume(self, hold: float = 1.0) -> None:
+        """We restarted from our store: every op we ever authored is loaded (delivered or
+        waiting for its deps). Author nothing and promise nothing until caught up."""
+        parked = self.pending.get(self.me, {})
+        self.resuming = Resuming(max([self.delivered(self.me), *parked]), hold)
+
+    def _resume_heartbeat(self, sender: bytes, vector: VersionVector, now: float) -> None:
+        """The first heartbeat of each peer since the restart (sent after we went down:
+        the socket is new) names every op its sender had made and every op it held. We
+        had delivered no op of q that q had not made before our crash, so once we hold
+        what q's first heartbeat names, our deps are at least what our last heartbeats
+        before the crash promised."""
+        r = self.resuming
+        if r is None or sender == self.me or sender in r.heard:
+            return
+        r.heard.add(sender)
+        for author, seq in vector.items():
+            r.wanted[author] = max(seq, r.wanted.get(author, 0))
+        if r.since is None:
+            r.since = now
+        self._release_resume(now)
+
+    def _release_resume(self, now: float) -> None:
+        r = self.resuming
+        if r is None:
+            return
+        if r.started is None:
+            r.started = now
+        if self.delivered(self.me) < r.head:
+            return
+        if any(
+            self.delivered(a) < n
+            and not self._beyond_expulsion(a, n)
+            and not (a in self.dead and n >= self.dead[a])
+            for a, n in r.wanted.items()
+        ):
+            return
+        # Every participant still in the latest round (in the lobby: every member we know)
+        # heard, or `hold` seconds to hear them after the first: a silent one cannot keep
+        # us quiet for ever. Nor can a table where nobody else is left: with no heartbeat
+        # at all for `ALONE_HOLD` holds, nobody holds a promise of ours that we could break.
+        if self.epochs:
+            log = self.epochs[max(self.epochs)]
+            expected = {p for p in log.participants if log.counts_author(p)}
+        else:
+            expected = {a for a, m in self.members.items() if not m.left}
+        expected.discard(self.me)
+        heard_all = bool(r.heard) and expected <= r.heard
+        held_on = r.since is not None and now - r.since >= r.hold
+        alone = r.since is None and not r.knocked and now - r.started >= ALONE_HOLD * r.hold
+        if heard_all or held_on or alone:
+            self.resuming = None
+            # Our first sign of life is a heartbeat that shows we caught up, before any op
+            # we author now: an op first would look like a peer that hides what it saw.
+            self._heartbeat(now)
+
     # --- equivocation ------------------------------------------------------------------
 
     def _expel(self, first: Op, second: Op) -> None:
@@ -960,12 +1043,16 @@ class SyncPeer:
     def tick(self, now: float) -> None:
         """Send a heartbeat when one is due."""
         self._release_quarantine(now)
-        if self.quarantined is not None:
+        self._release_resume(now)
+        if self.quarantined is not None or self.resuming is not None:
             # A heartbeat is a promise about our next op; a restarted peer does not know its
             # own chain yet, so it promises nothing (it only asks).
             return
         if now < self._next_heartbeat:
             return
+        self._heartbeat(now)
+
+    def _heartbeat(self, now: float) -> None:
         self._next_heartbeat = now + self.heartbeat_interval
         vector = self.vector()
         state_hash = self._hashed[1] if self._hashed and self._hashed[0] == vector else b""
@@ -987,6 +1074,7 @@ class SyncPeer:
         theirs = VersionVector.from_pairs(hb.vector)  # canonical: sorted, no repeats
         self._sign_of_life(hb, theirs, now)
         self._quarantine_heartbeat(theirs.seq(self.me), now)
+        self._resume_heartbeat(hb.sender, theirs, now)
         self._on_promise(hb)
         self._hear_heartbeat(hb)
         vector = self.vector()
@@ -1001,11 +1089,12 @@ class SyncPeer:
         # What we hold and they lack: push some of it at once, to heal faster than asking.
         # Shared fairly across authors: one author's long backlog must not starve another's
         # gap (their parked ops may wait on exactly that gap).
-        push = fair_take(
-            [self.logs[a][first - 1 : last] for a, first, last in theirs.missing_ranges(held)],
-            MAX_PUSH,
-        )
-        self._send_ops(source, push)
+        if self.resuming is None:  # a quiet restart says nothing unasked (PROTOCOL.md 14)
+            push = fair_take(
+                [self.logs[a][first - 1 : last] for a, first, last in theirs.missing_ranges(held)],
+                MAX_PUSH,
+            )
+            self._send_ops(source, push)
         self._resolve_departures()
 
     def _gaps(self, theirs: VersionVector) -> list[tuple[bytes, int, int]]:

@@ -441,6 +441,10 @@ class TableReplica:
         )
         replica.sync.load(list(stored_ops))
         replica.sync.clock.observe(clock)
+        if complete:
+            # Quiet until caught up: our ops wait for their deps, and our last heartbeats
+            # promised deps we may not hold yet (PROTOCOL.md 14).
+            replica.sync.resume()
         replica._after_sync()
         return replica
 
@@ -461,8 +465,8 @@ class TableReplica:
 
     @property
     def can_author(self) -> bool:
-        """False while a restarted peer waits to be shown its own ops."""
-        return self.sync.quarantined is None
+        """False while a restarted peer waits to be shown its own ops, or to catch up."""
+        return self.sync.quarantined is None and self.sync.resuming is None
 
     @property
     def current_round(self) -> ReplicatedRound | None:
@@ -688,6 +692,10 @@ class TableReplica:
         rnd = self.rounds.get(op.epoch)
         if rnd is None:
             return
+        if op.author == self.me:
+            # Ours, back from the store after a restart: never sent twice.
+            rnd.revealed = rnd.revealed or op.kind == Kind.REVEAL
+            rnd.shared = rnd.shared or op.kind == Kind.SEED_SHARE
         if op.kind == Kind.REVEAL:
             rnd.reveals[op.author] = op
         elif (
@@ -873,7 +881,9 @@ class TableReplica:
         if presence.round != rnd.number:
             presence.reset(rnd.number)
         presence.round_seen(rnd.number, now)
+        looked = rnd.final is not None
         if rnd.final is None and now >= presence.next_check:
+            looked = True
             # Four looks a second are plenty for bounds of seconds, and cheap.
             presence.next_check = now + PRESENCE_CHECK
             vectors = dict(self.sync.acks)
@@ -884,7 +894,9 @@ class TableReplica:
                 if lag >= LAG_WARN and p not in presence.warned and p != self.me:
                     presence.warned.add(p)
                     self._events.append(SeatLagging(rnd.number, rnd.seat_of[p], p, lag))
-        if not self.can_author:
+        if not self.can_author or not looked:
+            # Votes only right after a look: the acknowledgments and the signs of life are
+            # then of the same moment (a heartbeat heard since would look unacknowledged).
             return
         for target in presence.silent(log, self.sync.heard, self.me, now):
             if target in log.departed:

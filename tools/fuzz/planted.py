@@ -117,6 +117,10 @@ def planted_factory(config: TableConfig) -> ReplicaFactory | None:
             # Every peer: one honest peer's vote would end the round without the vanished.
             replica.__class__ = NeverDeparts
             return replica
+        if config.planted == "seq-reuse" and index == config.planted_peer and restarted:
+            # It forgot its store, and that it ever sat here: it authors at once.
+            replica.sync.resuming = None
+            return replica
         if index != config.planted_peer or config.planted == "seq-reuse":
             return replica
         if config.planted == "arrival-order":

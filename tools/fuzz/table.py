@@ -241,7 +241,10 @@ class FuzzTable:
             peer.alive = False
             return
         peer.replica = restored[0]
-        peer.recovering = peer.replica.sync.delivered(peer.replica.me) < len(peer.store.ops)
+        replica = peer.replica
+        peer.recovering = not replica.can_author or replica.sync.delivered(replica.me) < len(
+            peer.store.ops
+        )
         peer.replica.request_table(self.peers[0].key.key_id, 0, self.now)
         self.schedule_at(self.now, "tick", peer.index)
         self.schedule_at(self.now + 0.5, "bot", peer.index)
@@ -283,7 +286,7 @@ class FuzzTable:
         """What each person does between rounds: join, say ready, and (the host) start."""
         replica = peer.replica
         if peer.recovering:
-            if replica.sync.delivered(replica.me) >= len(peer.store.ops):
+            if replica.can_author and replica.sync.delivered(replica.me) >= len(peer.store.ops):
                 peer.recovering = False
                 self.record("recovered", peer=peer.index)
             return

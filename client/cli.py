@@ -301,6 +301,8 @@ def _peer_options(args: argparse.Namespace, name: str) -> PeerOptions:
     _check_interface(args.interface)
     if not 0 <= args.port <= 65535:
         raise NertsError(f"--port must be 0 to 65535, got {args.port}")
+    if args.passphrase is not None and not args.passphrase:
+        raise NertsError("--passphrase must not be empty")
     return PeerOptions(
         name=name,
         interface=args.interface,
@@ -313,6 +315,7 @@ def _peer_options(args: argparse.Namespace, name: str) -> PeerOptions:
         silence=args.silence,
         port=args.port,
         data_dir=_data_dir(args),
+        passphrase=args.passphrase,
     )
 
 
@@ -406,6 +409,12 @@ def _add_peer_options(
         "(default: the user's data directory)",
     )
     parser.add_argument("--headless", action="store_true", help="a bot plays this peer's seat")
+    parser.add_argument(
+        "--passphrase",
+        default=None,
+        help="a private table's passphrase (host: makes the table private; it never "
+        "travels, a joiner proves it knows it)",
+    )
     parser.add_argument(
         "--json", action="store_true", help="one JSON object per round, then the match"
     )

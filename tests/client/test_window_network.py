@@ -21,6 +21,7 @@ from client.window.layout import NERTS, STOCK
 from client.window.lobby_screen import LobbyScreen
 from client.window.netsession import NetworkTable, host_table
 from client.window.session import PLAYING, SCORED
+from client.window.settings import seat_colours
 from client.window.table_screen import TableScreen
 from client.window.tables_screen import TablesScreen, table_line
 from nerts_p2p.game.bots import EXPERT, BotPlayer
@@ -330,8 +331,16 @@ async def test_a_network_spectator_follows_a_live_table_and_draws_every_seat(
             assert sorted(p.pile.seat for p in nerts_tops) == [0, 1, 2]
             for place in nerts_tops:
                 assert place.entry == state.seats[place.pile.seat].nerts_up[-1]
-                assert_card_face(app.surface, screen, place, NORMAL)
+            for place in screen.places:
+                if place.face_up:  # every seat's Nerts top, waste and work piles, foundations
+                    assert_card_face(app.surface, screen, place, NORMAL)
+            colours = seat_colours(app.settings.colour, 3, None)
             stocks = [p for p in screen.places if p.pile.kind == STOCK]
+            for stock in stocks:
+                inside = (stock.rect.x + 6, stock.rect.y + 6, stock.rect.w - 12, stock.rect.h - 12)
+                pixels = colours_in(app.surface, inside)
+                share = sum(near(p, colours[stock.pile.seat], 30) for p in pixels) / len(pixels)
+                assert share > 0.5, f"seat {stock.pile.seat}'s stock shows its back colour"
             assert {p.pile.seat for p in stocks} == {s for s in range(3) if state.seats[s].stock}, (
                 "every stock is drawn face down in its seat's place"
             )

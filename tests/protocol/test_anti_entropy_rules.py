@@ -20,6 +20,7 @@ from protocol.messages import (
     NO_PREV,
     PLAYER,
     Batch,
+    Evidence,
     Heartbeat,
     Kind,
     Op,
@@ -232,3 +233,72 @@ def test_a_rejected_authors_waiting_ops_leave_room_for_other_authors() -> None:
         assert peer.delivered(key.key_id) == 1
     assert peer.counters[DropReason.BACKDATED] == 9
     assert peer.counters[DropReason.RATE_LIMITED] == 0
+
+
+def test_an_answer_to_ranges_of_unequal_length_sends_every_op_of_each() -> None:
+    table = _table(players=3)
+    source, asker, third = table.players
+    _turn(source, 2)
+    for datagram in _turn(third, 12):
+        source.receive(datagram, 9, table.now)
+    source.outgoing()
+    ranges = []
+    for author in (source.me, third.me):
+        have = asker.sync.delivered(author)
+        ranges.append((author, have + 1, have + 30))
+    asker.sync.request(0, ranges, table.now + 1.0)
+    ((_, request),) = asker.outgoing()
+    source.receive(request, 1, table.now + 1.0)
+    for destination, answer in source.outgoing():
+        assert destination == 1
+        asker.receive(answer, 0, table.now + 1.0)
+    assert asker.sync.delivered(source.me) == source.sync.delivered(source.me)
+    assert asker.sync.delivered(third.me) == source.sync.delivered(third.me)
+
+
+def test_a_peer_relays_the_heartbeats_it_holds_once_every_four_heartbeats() -> None:
+    table = _table()
+    relay, other = table.players
+    step = relay.sync.heartbeat_interval * 1.01  # every tick is due
+    sent = []
+    for k in range(1, 13):
+        now = table.now + k * step
+        relay.receive(_heartbeat(other, now), 1, now)  # a fresh heartbeat to relay each time
+        relay.outgoing()
+        relay.tick(now)
+        kinds = [type(decode(d, table=relay.sync.table)) for _, d in relay.outgoing()]
+        assert kinds.count(Heartbeat) == 1
+        sent.append(kinds.count(Evidence))
+    # PROTOCOL.md 7.1 (reference): once every 4 heartbeat intervals.
+    first = sent.index(1)
+    assert first < 4
+    assert sent == [1 if (k - first) % 4 == 0 and k >= first else 0 for k in range(12)]
+
+
+def test_a_horizon_crosses_a_link_that_loses_everything_one_way_by_relayed_heartbeats() -> None:
+    table = _table(players=3)
+    quiet, deaf, mover = table.players  # nothing from `quiet` ever reaches `deaf` directly
+    for _ in range(50):
+        mover.sync.clock.tick()  # its move is stamped after anything sent so far
+    (move,) = _turn(mover, 1)
+    for replica, source in ((quiet, 2), (deaf, 2)):
+        replica.receive(move, source, table.now)
+    step = quiet.sync.heartbeat_interval * 1.01
+    now = table.now
+    for _ in range(6):
+        now += step
+        # `quiet`'s heartbeat, stamped after the move, reaches only `mover`...
+        mover.receive(_heartbeat(quiet, now), 0, now)
+        # ...which relays it (EVIDENCE) to `deaf`, with its own heartbeats.
+        mover.tick(now)
+        for _, datagram in mover.outgoing():
+            deaf.receive(datagram, 2, now)
+        deaf.tick(now)
+        for _, datagram in deaf.outgoing():
+            mover.receive(datagram, 1, now)
+            quiet.receive(datagram, 1, now)
+        quiet.outgoing()
+        mover.outgoing()
+    rnd = deaf.current_round
+    assert rnd is not None
+    assert rnd.log.stable_count() == len(rnd.log.ops)  # the move is stable on `deaf` too

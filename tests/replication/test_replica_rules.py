@@ -94,24 +94,39 @@ def test_a_host_that_readied_twice_starts_the_round_with_its_latest_deal() -> No
         assert [c & 63 if c is not None else None for c in shown] == list(again.payload[2])
 
 
-def test_a_peer_that_gets_a_rounds_ops_before_its_start_reaches_the_same_departure() -> None:
+def _voted_out() -> SyncPeer:
+    """A spectator's view of a two-player round whose second participant vanished and was
+    voted out by the first (whose vote alone carries, PROTOCOL.md 13): one DEPART."""
     mesh = PeerMesh(players=2, rules=Rules(seats=2), seed=4, spectators=1)
     mesh.run_for(6.0)
-    # The second participant vanishes: the first one's vote alone carries (PROTOCOL.md 13).
     second = mesh.replicas[0].sync.epochs[1].participants[1]
     mesh.vanish(next(i for i, r in enumerate(mesh.replicas) if r.me == second))
     mesh.run(until=600, rounds=1)
-    witness = mesh.replicas[2].sync  # the spectator saw it all
+    witness = mesh.replicas[2].sync
     epoch = witness.epochs[1]
     assert epoch.departed, "the vanished player was never voted out"
     assert [op.kind for op in epoch.ops].count(Kind.DEPART) == 1
-    ops = sorted((op for log in witness.logs.values() for op in log), key=lambda op: op.lamport)
+    return witness
+
+
+def _all_ops(peer: SyncPeer) -> list[Op]:
+    return sorted((op for log in peer.logs.values() for op in log), key=lambda op: op.lamport)
+
+
+def _late_peer(table: bytes) -> SyncPeer:
+    return SyncPeer(SigningKeyPair(hashlib.sha256(b"late").digest()), table)
+
+
+def test_a_peer_that_gets_a_rounds_ops_before_its_start_reaches_the_same_departure() -> None:
+    witness = _voted_out()
+    epoch = witness.epochs[1]
     start = epoch.start
+    ops = _all_ops(witness)
     lobby = [op for op in ops if not op.epoch and op.lamport < start.lamport]
     rest = [op for op in ops if op not in lobby and op is not start]
     # The round's ops arrive (backwards) before its START: all of them wait, then are
     # delivered at once when the START comes.
-    late = SyncPeer(SigningKeyPair(hashlib.sha256(b"late").digest()), witness.table)
+    late = _late_peer(witness.table)
     for i, op in enumerate([*lobby, *reversed(rest), start]):
         late.receive(op.datagram(), ("witness", i), 0.0)
     assert late.vector() == witness.vector()
@@ -119,6 +134,22 @@ def test_a_peer_that_gets_a_rounds_ops_before_its_start_reaches_the_same_departu
     assert late.epochs[1].departed == epoch.departed
     changed = [e for e in late.events() if isinstance(e, DeparturesChanged)]
     assert [e.departed for e in changed] == [epoch.departed]
+
+
+def test_a_departure_is_agreed_the_moment_its_depart_is_delivered() -> None:
+    witness = _voted_out()
+    epoch = witness.epochs[1]
+    (depart,) = [op for op in epoch.ops if op.kind == Kind.DEPART]
+    late = _late_peer(witness.table)
+    # Everything up to the DEPART, in order; the DEPART is the last op delivered.
+    for i, op in enumerate(o for o in _all_ops(witness) if o.lamport <= depart.lamport):
+        late.receive(op.datagram(), ("witness", i), 0.0)
+        if op is not depart:
+            assert not late.epochs.get(1) or not late.epochs[1].departed
+    assert late.delivered(depart.author) == depart.seq
+    assert late.epochs[1].departed == epoch.departed
+    (changed,) = [e for e in late.events() if isinstance(e, DeparturesChanged)]
+    assert changed.added == tuple(epoch.departed)
 
 
 def _finals(table: ManualTable, i: int) -> list[RoundFinal]:

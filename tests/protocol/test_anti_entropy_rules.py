@@ -30,9 +30,10 @@ from protocol.messages import (
     op_body,
 )
 from protocol.signing import SigningKeyPair
-from tests.protocol.test_hostile import IDS, observer, op_of
+from protocol.sync import BROADCAST
+from tests.protocol.test_hostile import IDS, next_op, observer, op_of
 from tests.replication.table_helpers import ManualTable, seed_showing
-from tools.gen_vectors import TABLE
+from tools.gen_vectors import KEYS, TABLE
 
 
 def _table(players: int = 2) -> ManualTable:
@@ -302,3 +303,25 @@ def test_a_horizon_crosses_a_link_that_loses_everything_one_way_by_relayed_heart
     rnd = deaf.current_round
     assert rnd is not None
     assert rnd.log.stable_count() == len(rnd.log.ops)  # the move is stable on `deaf` too
+
+
+def test_a_promise_that_arrives_after_the_op_that_broke_it_still_expels_the_liar() -> None:
+    peer = observer()
+    alice = IDS["alice"]
+    last = peer.logs[alice][-1]
+    # Alice's heartbeat promises that her next op is stamped after lamport + 10...
+    promise = seal(
+        KEYS["alice"], heartbeat_body(TABLE, alice, last.lamport + 10, peer.vector(), b"")
+    )
+    # ...but it is stamped lamport + 5; and it arrives first, the promise second.
+    peer.receive(next_op("alice", lamport=last.lamport + 5), "alice", 1.0)
+    assert peer.delivered(alice) == last.seq + 1
+    assert alice not in peer.expelled
+    peer.outgoing()
+    peer.receive(promise, "alice", 1.1)
+    assert peer.expelled.get(alice) == last.seq + 1
+    assert peer.counters[DropReason.BROKEN_PROMISE] == 1
+    # Every peer must reach the same verdict: the op and the promise go to everyone.
+    sent = [(dest, decode(d, table=TABLE)) for dest, d in peer.outgoing()]
+    assert any(dest == BROADCAST and isinstance(m, Evidence) for dest, m in sent)
+    assert any(dest == BROADCAST and isinstance(m, Op) and m.author == alice for dest, m in sent)

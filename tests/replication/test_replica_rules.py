@@ -15,7 +15,7 @@ from nerts_p2p.game.rules import Rules
 from nerts_p2p.table.replica import RoundFinal, RoundStarted, TableReplica
 from protocol.messages import SPECTATOR, Kind, Op
 from protocol.signing import SigningKeyPair
-from protocol.sync import DeparturesChanged, SyncPeer
+from protocol.sync import DeparturesChanged, OpRejected, SyncPeer
 from tests.replication.table_helpers import ManualTable, seed_showing
 from tools.mesh import PeerMesh
 
@@ -220,3 +220,36 @@ def test_a_reveal_made_before_the_round_ended_names_its_author_a_cheater() -> No
         (final,) = _finals(table, i)
         assert final.cheaters == frozenset({1})
         assert not final.audit.mismatches  # its seed opens its commitment: only the timing
+
+
+def test_every_peer_knows_each_member_by_the_name_it_gave() -> None:
+    table = _table(players=3)
+    for replica in table.players:
+        names = {m.author: m.name for m in replica.sync.members.values()}
+        # The host's comes with its OPEN, the others' with their JOINs.
+        assert names == {p.me: f"p{i}" for i, p in enumerate(table.players)}
+
+
+def test_a_successors_start_that_arrives_before_the_hosts_departure_waits_for_it() -> None:
+    mesh = PeerMesh(players=3, rules=Rules(seats=3, target=500), seed=5)
+    mesh.run_for(6.0)
+    mesh.vanish(0)  # the host
+    mesh.run(until=1200, rounds=2)
+    witness = mesh.replicas[1].sync
+    start = witness.epochs[2].start
+    assert start.author != witness.host  # the successor started round 2
+    departs = [op for op in witness.epochs[1].ops if op.kind == Kind.DEPART]
+    held = next(op for op in departs if op.author != start.author)  # the other voter's
+    ops = [op for op in _all_ops(witness) if op is not held]
+    assert ops.index(start) > max(ops.index(op) for op in departs if op is not held)
+    late = _late_peer(witness.table)
+    # Everything the START needs arrives before it, but not the other voter's DEPART: the
+    # host is not known to have departed yet, so the successor's START waits...
+    for i, op in enumerate(ops):
+        late.receive(op.datagram(), ("witness", i), 0.0)
+    assert 2 not in late.epochs
+    assert not [e for e in late.events() if isinstance(e, OpRejected) and e.op.body == start.body]
+    # ...and is delivered once the departure is agreed.
+    late.receive(held.datagram(), "witness", 0.0)
+    assert late.epochs[2].start.body == start.body
+    assert late.vector() == witness.vector()

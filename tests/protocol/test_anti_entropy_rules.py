@@ -26,8 +26,10 @@ from protocol.messages import (
     Op,
     Request,
     decode,
+    decode_op,
     heartbeat_body,
     op_body,
+    request_body,
 )
 from protocol.signing import SigningKeyPair
 from protocol.sync import BROADCAST
@@ -325,3 +327,60 @@ def test_a_promise_that_arrives_after_the_op_that_broke_it_still_expels_the_liar
     sent = [(dest, decode(d, table=TABLE)) for dest, d in peer.outgoing()]
     assert any(dest == BROADCAST and isinstance(m, Evidence) for dest, m in sent)
     assert any(dest == BROADCAST and isinstance(m, Op) and m.author == alice for dest, m in sent)
+
+
+def test_a_request_from_a_stranger_is_answered_with_first_ops_only() -> None:
+    # Its source address could be forged: a stranger (a peer about to join) gets the first
+    # op of each author it names, which carries the key, and nothing more (PROTOCOL.md 9).
+    peer = observer()
+    stranger = SigningKeyPair(b"\x5a" * 32)
+    wanted = [(author, 1, 50) for author in (IDS["host"], IDS["alice"])]
+    peer.receive(seal(stranger, request_body(TABLE, stranger.key_id, wanted)), "far", 1.0)
+    answered = []
+    for destination, datagram in peer.outgoing():
+        assert destination == "far"
+        message = decode(datagram, table=TABLE)
+        assert isinstance(message, Batch)
+        answered += [decode_op(body, sig, table=TABLE) for body, sig in message.ops]
+    assert sorted((op.author, op.seq) for op in answered) == sorted(
+        (author, 1) for author, _, _ in wanted
+    )
+
+
+def _ops_of_body_length(replica: TableReplica, length: int, count: int) -> None:
+    """`count` MOVE ops of `replica` whose bodies are exactly `length` bytes (the payload is
+    padding: the fold calls it unreadable, which the sync layer does not care about)."""
+    rnd = replica.current_round
+    assert rnd is not None
+    probe = replica.sync.author(Kind.MOVE, rnd.number, "x")
+    base = len(probe.body) - 1  # a payload of up to 31 bytes has a one-byte header
+    for _ in range(count):
+        op = replica.sync.author(Kind.MOVE, rnd.number, "x" * (length - base))
+        assert len(op.body) == length
+    replica.outgoing()
+
+
+def _batch_sizes(source: TableReplica, asker: TableReplica, first: int, count: int) -> list[int]:
+    ask = seal(
+        asker.sync.key,
+        request_body(asker.sync.table, asker.me, [(source.me, first, first + count - 1)]),
+    )
+    source.receive(ask, 1, 10.0)
+    sizes = []
+    for _, datagram in source.outgoing():
+        assert len(datagram) <= 1200
+        message = decode(datagram, table=source.sync.table)
+        assert isinstance(message, Batch)
+        sizes.append(len(message.ops))
+    return sizes
+
+
+def test_a_batch_holds_ops_while_their_bodies_and_72_bytes_each_fit_in_1000_bytes() -> None:
+    # Each op costs its body, its 64-byte signature and 8 bytes of framing: 125 bytes a
+    # piece fill a batch with exactly eight; 126 bytes leave room for seven only.
+    for cost, per_batch in ((125, 8), (126, 7)):
+        table = _table()
+        source, asker = table.players
+        first = source.sync.delivered(source.me) + 2  # after the probe
+        _ops_of_body_length(source, cost - 72, 2 * per_batch)
+        assert _batch_sizes(source, asker, first, 2 * per_batch) == [per_batch, per_batch]

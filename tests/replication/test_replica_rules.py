@@ -6,17 +6,20 @@ from __future__ import annotations
 
 import hashlib
 
+import pytest
+
 from nerts_p2p.game.deck import deal_seat
 from nerts_p2p.game.engine import complete
 from nerts_p2p.game.errors import Rejection
 from nerts_p2p.game.moves import FROM_NERTS, NEW_FOUNDATION, Move, move_text
 from nerts_p2p.game.position import state_hash
 from nerts_p2p.game.rules import Rules
-from nerts_p2p.table.replica import RoundFinal, RoundStarted, TableReplica
+from nerts_p2p.game.state import GameState
+from nerts_p2p.table.replica import RaceLost, RoundFinal, RoundStarted, TableReplica
 from protocol.messages import SPECTATOR, Kind, Op
 from protocol.signing import SigningKeyPair
 from protocol.sync import DeparturesChanged, OpRejected, SyncPeer
-from tests.replication.table_helpers import ManualTable, seed_showing
+from tests.replication.table_helpers import ManualTable, face, seed_showing
 from tools.mesh import PeerMesh
 
 
@@ -253,3 +256,54 @@ def test_a_successors_start_that_arrives_before_the_hosts_departure_waits_for_it
     late.receive(held.datagram(), "witness", 0.0)
     assert late.epochs[2].start.body == start.body
     assert late.vector() == witness.vector()
+
+
+def _exposed(state: GameState, seat: int, text: str) -> Move:
+    """A move of the card `text` from where it lies face up at `seat` (to be redirected)."""
+    wanted = face(text)
+    s = state.seats[seat]
+    if s.nerts_up and s.nerts_up[-1] & 63 == wanted:
+        return Move(seat, "play", s.nerts_up[-1], FROM_NERTS)
+    pile = next(k for k, p in enumerate(s.work) if p and p[-1] & 63 == wanted)
+    return Move(seat, "play", s.work[pile][-1], pile)
+
+
+@pytest.mark.parametrize("suit", ["H", "S"])  # the 2 of hearts is face 14, of spades 1
+def test_a_lost_race_names_the_seat_that_played_that_very_card_not_the_next_one(
+    suit: str,
+) -> None:
+    rules = Rules(seats=3)
+    seeds = [
+        seed_showing(rules, [], in_work=[f"2{suit}"], label=f"neighbour/{suit}{i}")
+        for i in range(2)
+    ]
+    seeds.append(seed_showing(rules, [f"A{suit}", f"3{suit}"], label=f"neighbour/{suit}ace"))
+    table = ManualTable(rules, seeds)
+    table.start_round()
+    table.settle(0.3)
+    ace_seat = table.players[2]
+    rnd = ace_seat.current_round
+    assert rnd is not None
+    ace = _exposed(rnd.state, 2, f"A{suit}")._replace(dest_kind="f", dest=NEW_FOUNDATION)
+    assert not isinstance(ace_seat.play(ace), Rejection)
+    table.collect()
+    table.deliver_all()
+    base = ace.card
+    for seat in (0, 1):  # both race their 2 onto that ace
+        player = table.players[seat]
+        rnd = player.current_round
+        assert rnd is not None
+        player.play(_exposed(rnd.state, seat, f"2{suit}")._replace(dest_kind="f", dest=base))
+    table.collect()
+    table.deliver_all()
+    # Before the loss is stable, the ace's seat builds its 3 on the winner's 2.
+    rnd = ace_seat.current_round
+    assert rnd is not None
+    three = _exposed(rnd.state, 2, f"3{suit}")._replace(dest_kind="f", dest=base)
+    assert not isinstance(ace_seat.play(three), Rejection)
+    table.collect()
+    table.deliver_all()
+    table.settle(1.0)
+    winner = rnd.state.foundations[base].cards[1] >> 6
+    (lost,) = [e for e in table.events[1 - winner] if isinstance(e, RaceLost)]
+    assert lost.winner_seat == winner

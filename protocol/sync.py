@@ -507,7 +507,9 @@ class SyncPeer:
                     del self.pending[author]
                 self._deliver_checked(op)
                 progress = True
-        self._resolve_departures()
+            # A departure agreed on just now may make a waiting successor's START
+            # deliverable (`_successor_waits`): look again, rather than wait for an op.
+            progress = self._resolve_departures() or progress
 
     def _deps_met(self, op: Op) -> bool:
         if op.kind != Kind.OPEN and self.open_op is None:
@@ -824,7 +826,10 @@ class SyncPeer:
             )
         return None
 
-    def _resolve_departures(self) -> None:
+    def _resolve_departures(self) -> bool:
+        """Work out the departures again where a DEPART or an expulsion came in; True if
+        any round's departures changed."""
+        changed = False
         for epoch in self.epochs.values():
             seen = (epoch.depart_ops, len(epoch.excluded))
             if seen == epoch.depart_seen:
@@ -838,6 +843,8 @@ class SyncPeer:
             epoch.departed = departed
             epoch.departed_at = {a: key for a, (_, key) in agreed.items()}
             self._events.append(DeparturesChanged(epoch.epoch, dict(departed), added))
+            changed = True
+        return changed
 
     def quarantine(self, hold: float = 1.0) -> None:
         """We may have authored ops at this table before losing them (a restart without

@@ -197,7 +197,12 @@ class SyncPeer:
         self._events: list[SyncEvent] = []
         self._next_heartbeat = 0.0
         self._requested: dict[bytes, float] = {}
-        self._hashed: tuple[tuple[tuple[bytes, int], ...], bytes] | None = None
+        self._hashed: tuple[tuple[tuple[bytes, int], ...], bytes | Callable[[], bytes]] | None = (
+            None
+        )
+        self._vector: tuple[tuple[bytes, int], ...] | None = None  # vector() until a delivery
+        #: author -> (its next op, the dep (author, seq) it waited for when last looked at)
+        self._blocked_on: dict[bytes, tuple[Op, bytes, int]] = {}
         self._waiting_hb: dict[bytes, tuple[int, int]] = {}  # author -> (lamport, own seq)
         # author -> (its op rejected as backdated, the dep (author, seq) it failed on)
         self._backdated_on: dict[bytes, tuple[Op, tuple[bytes, int]]] = {}
@@ -225,7 +230,13 @@ class SyncPeer:
         return len(log) if log else 0
 
     def vector(self) -> tuple[tuple[bytes, int], ...]:
-        return tuple(sorted((a, len(log)) for a, log in self.logs.items() if log))
+        # Asked for on every heartbeat sent and received: computed again only after a delivery.
+        cached = self._vector
+        if cached is None:
+            cached = self._vector = tuple(
+                sorted((a, len(log)) for a, log in self.logs.items() if log)
+            )
+        return cached
 
     def events(self) -> list[SyncEvent]:
         out, self._events = self._events, []
@@ -238,9 +249,23 @@ class SyncPeer:
     def epoch(self, number: int) -> EpochLog | None:
         return self.epochs.get(number)
 
-    def set_state_hash(self, state_hash: bytes) -> None:
-        """The game's hash of its fold of exactly the ops delivered so far."""
+    def set_state_hash(self, state_hash: bytes | Callable[[], bytes]) -> None:
+        """The game's hash of its fold of exactly the ops delivered so far, or a function that
+        computes it: then it is computed only when a heartbeat needs it (a peer catching up
+        folds many datagrams between two heartbeats, and hashing a state costs more than
+        folding an op)."""
         self._hashed = (self.vector(), state_hash)
+
+    def _state_hash_of(self, vector: tuple[tuple[bytes, int], ...]) -> bytes:
+        """Our state hash if it is the hash of exactly `vector`, else b"" (not computed)."""
+        hashed = self._hashed
+        if hashed is None or hashed[0] != vector:
+            return b""
+        state_hash = hashed[1]
+        if callable(state_hash):
+            state_hash = state_hash()
+            self._hashed = (vector, state_hash)
+        return state_hash
 
     # --- authoring ---------------------------------------------------------------------
 
@@ -439,6 +464,7 @@ class SyncPeer:
     # --- delivery ----------------------------------------------------------------------
 
     def _deliver_ready(self) -> None:
+        blocked = self._blocked_on
         progress = True
         while progress:
             progress = False
@@ -446,9 +472,22 @@ class SyncPeer:
                 queue = self.pending[author]
                 nxt = self.delivered(author) + 1
                 op = queue.get(nxt)
-                if op is None or not self._deps_met(op):
+                if op is None:
+                    continue
+                waits = blocked.get(author)
+                if (
+                    waits is not None
+                    and waits[0] is op
+                    and self.delivered(waits[1]) < waits[2]
+                    and not self._beyond_expulsion(waits[1], waits[2])
+                ):
+                    # Still short of the dep it failed on last time: no need to look again
+                    # (a catching-up peer parks many ops, and each delivery re-scans them).
+                    continue
+                if not self._deps_met(op):
                     continue
                 del queue[nxt]
+                blocked.pop(author, None)
                 if not queue:
                     del self.pending[author]
                 self._deliver_checked(op)
@@ -459,9 +498,11 @@ class SyncPeer:
         if op.kind != Kind.OPEN and self.open_op is None:
             return False  # everything at a table happens after its OPEN
         if op.epoch == 0:
-            return all(
-                self.delivered(a) >= n or self._beyond_expulsion(a, n) for a, n in op.lobby_deps
-            )
+            for a, n in op.lobby_deps:
+                if self.delivered(a) < n and not self._beyond_expulsion(a, n):
+                    self._blocked_on[op.author] = (op, a, n)
+                    return False
+            return True
         log = self.epochs.get(op.epoch)
         if log is None and op.kind != Kind.START:
             return False
@@ -470,10 +511,12 @@ class SyncPeer:
         participants = log.participants if log is not None else op.payload[0]
         if len(op.round_deps) != len(participants):
             return True  # judged (and rejected) by the checks on delivery
-        return all(
-            self.delivered(p) >= n or self._beyond_expulsion(p, n)
-            for p, n in zip(participants, op.round_deps, strict=True)
-        )
+        for p, n in zip(participants, op.round_deps, strict=True):
+            if self.delivered(p) < n and not self._beyond_expulsion(p, n):
+                # Remembered: while this dep is missing, the op cannot be delivered.
+                self._blocked_on[op.author] = (op, p, n)
+                return False
+        return True
 
     def _reject(self, op: Op, reason: DropReason, message: str) -> None:
         self.dead[op.author] = min(op.seq, self.dead.get(op.author, op.seq))
@@ -598,6 +641,7 @@ class SyncPeer:
     def _deliver(self, op: Op, *, authored: bool = False) -> None:
         author = op.author
         self.logs.setdefault(author, []).append(op)
+        self._vector = None
         self._held_hashes.add(op.hash)
         if not authored:
             # Our own ops come back this way only after a restart: the clock must pass them.
@@ -935,7 +979,7 @@ class SyncPeer:
             return
         self._next_heartbeat = now + self.heartbeat_interval
         vector = self.vector()
-        state_hash = self._hashed[1] if self._hashed and self._hashed[0] == vector else b""
+        state_hash = self._state_hash_of(vector)
         lamport = self.clock.tick()  # a promise: our next op is stamped later than this
         for epoch in self.epochs.values():
             epoch.hear(self.me, lamport)
@@ -957,8 +1001,8 @@ class SyncPeer:
         self._on_promise(hb)
         self._hear_heartbeat(hb)
         vector = self.vector()
-        ours = self._hashed[1] if self._hashed and self._hashed[0] == vector else b""
-        if hb.vector == vector and hb.state_hash and ours and hb.state_hash != ours:
+        ours = self._state_hash_of(vector) if hb.vector == vector and hb.state_hash else b""
+        if ours and hb.state_hash != ours:
             self.divergences += 1
             self._events.append(DivergenceDetected(hb.sender, vector, ours, hb.state_hash))
         held = VersionVector(vector)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from nerts_p2p.game.audit import AuditReport, audit_round
@@ -88,7 +89,13 @@ class StableState:
 
     round: int
     stable_ops: int
-    state_hash: str
+    state: GameState = field(repr=False)
+
+    @cached_property
+    def state_hash(self) -> str:
+        # Hashed when someone reads it: a peer catching up announces a stable prefix per
+        # datagram, and hashing a state costs more than folding an op.
+        return state_hash(self.state)
 
 
 @dataclass(frozen=True)
@@ -637,7 +644,7 @@ class TableReplica:
             self._refold(self.rounds[number], position)
         self._note_stability()
         self._progress()
-        self.sync.set_state_hash(self._state_hash())
+        self.sync.set_state_hash(self._state_hash)  # hashed when a heartbeat needs it
 
     def _on_delivered(self, event: OpDelivered, refold: dict[int, int]) -> None:
         op = event.op
@@ -768,7 +775,7 @@ class TableReplica:
                     self._events.append(RaceLost(rnd.number, move, step.reason, winner))
         if stable > rnd.announced_stable:
             rnd.announced_stable = stable
-            self._events.append(StableState(rnd.number, stable, state_hash(rnd.states[stable])))
+            self._events.append(StableState(rnd.number, stable, rnd.states[stable]))
 
     def _progress(self) -> None:
         """Reveal our seed once the end is stable; finish rounds whose reveals are stable."""

@@ -23,6 +23,7 @@ so that is what heartbeats carry; equal vectors with unequal hashes is then alwa
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -67,6 +68,7 @@ MAX_PUSH: Final = 32  # ops pushed to one peer per heartbeat it sends
 MAX_REPLY: Final = 64  # ops sent in answer to one request
 MAX_AWAITING: Final = 256  # ops parked until their author's key arrives, all authors together
 MAX_REQUESTED: Final = 4096  # authors with a request in flight (pruned when it grows past)
+MAX_ASKING: Final = 64  # peers whose answers (and heartbeat vectors) we keep track of
 RELAY_EVERY: Final = 4  # heartbeat intervals between relays of others' heartbeats
 
 
@@ -197,10 +199,17 @@ class SyncPeer:
         self._events: list[SyncEvent] = []
         self._next_heartbeat = 0.0
         self._requested: dict[bytes, float] = {}
+        #: source -> (authors of our last request to it, ops its answer can bring, ops come)
+        self._asking: dict[Hashable, tuple[tuple[bytes, ...], int, int]] = {}
+        #: source -> the vector of the latest heartbeat that came from there
+        self._offered: dict[Hashable, VersionVector] = {}
         self._hashed: tuple[tuple[tuple[bytes, int], ...], bytes | Callable[[], bytes]] | None = (
             None
         )
         self._vector: tuple[tuple[bytes, int], ...] | None = None  # vector() until a delivery
+        self._now = 0.0  # the latest time we were handed (authoring is not handed one)
+        #: author -> when each of its delivered ops was delivered here (parallel to `logs`)
+        self._delivered_at: dict[bytes, list[float]] = {}
         #: author -> (its next op, the dep (author, seq) it waited for when last looked at)
         self._blocked_on: dict[bytes, tuple[Op, bytes, int]] = {}
         self._waiting_hb: dict[bytes, tuple[int, int]] = {}  # author -> (lamport, own seq)
@@ -314,6 +323,7 @@ class SyncPeer:
 
     def receive(self, datagram: bytes, source: Hashable, now: float) -> None:
         """Run one datagram through the gate. Never raises for anything a peer sends."""
+        self._now = max(self._now, now)
         if len(datagram) > 1200:
             self.counters.count(DropReason.OVERSIZE)
             return
@@ -364,6 +374,8 @@ class SyncPeer:
                 self._receive_op(decode_op(body, signature, table=self.table), source, now)
             except RemoteProtocolError as exc:
                 self.counters.count_error(exc)
+        if source in self._asking:
+            self._answer_arrived(source, len(message.ops), now)
 
     def load(self, datagrams: Sequence[bytes]) -> None:
         """Ops from our own store (a node restarting): every gate step but the rate limit,
@@ -642,6 +654,7 @@ class SyncPeer:
         author = op.author
         self.logs.setdefault(author, []).append(op)
         self._vector = None
+        self._delivered_at.setdefault(author, []).append(self._now)
         self._held_hashes.add(op.hash)
         if not authored:
             # Our own ops come back this way only after a restart: the clock must pass them.
@@ -970,6 +983,7 @@ class SyncPeer:
 
     def tick(self, now: float) -> None:
         """Send a heartbeat when one is due."""
+        self._now = max(self._now, now)
         self._release_quarantine(now)
         if self.quarantined is not None:
             # A heartbeat is a promise about our next op; a restarted peer does not know its
@@ -1006,18 +1020,30 @@ class SyncPeer:
             self.divergences += 1
             self._events.append(DivergenceDetected(hb.sender, vector, ours, hb.state_hash))
         held = VersionVector(vector)
+        if len(self._offered) < MAX_ASKING or source in self._offered:
+            self._offered[source] = theirs
         wanted = self._gaps(theirs)
         if wanted:
             self.request(source, wanted, now)
         # What we hold and they lack: push some of it at once, to heal faster than asking.
         # Shared fairly across authors: one author's long backlog must not starve another's
-        # gap (their parked ops may wait on exactly that gap).
+        # gap (their parked ops may wait on exactly that gap). Only ops we have held for a
+        # heartbeat interval: younger ones are most likely still on their way to them (at
+        # full speed every heartbeat finds some), and pushing those again only adds copies.
+        settled = now - self.heartbeat_interval
         push = fair_take(
-            [self.logs[a][first - 1 : last] for a, first, last in theirs.missing_ranges(held)],
+            [
+                self.logs[a][first - 1 : min(last, self._held_since(a, settled))]
+                for a, first, last in theirs.missing_ranges(held)
+            ],
             MAX_PUSH,
         )
         self._send_ops(source, push)
         self._resolve_departures()
+
+    def _held_since(self, author: bytes, when: float) -> int:
+        """How many of `author`'s ops were delivered here by time `when`."""
+        return bisect.bisect_right(self._delivered_at.get(author, ()), when)
 
     def _gaps(self, theirs: VersionVector) -> list[tuple[bytes, int, int]]:
         """What a peer with vector `theirs` holds that we lack, as ranges to ask it for: the
@@ -1080,6 +1106,32 @@ class SyncPeer:
         for author, _, _ in fresh:
             self._requested[author] = now + self.request_retry
         self._outbox.append((source, seal(self.key, request_body(self.table, self.me, fresh))))
+        if len(self._asking) < MAX_ASKING or source in self._asking:
+            asked = sum(last - first + 1 for _, first, last in fresh)
+            self._asking[source] = (tuple(a for a, _, _ in fresh), min(asked, MAX_REPLY), 0)
+
+    def _answer_arrived(self, source: Hashable, ops: int, now: float) -> None:
+        """`ops` ops came from `source`. Once as many as our last request to it could bring
+        have come, the answer is in: ask for the next ranges at once rather than after the
+        next heartbeat and the 200 ms retry (a catching-up peer pipelines its requests; each
+        request is still answered with at most MAX_REPLY ops)."""
+        asking = self._asking.get(source)
+        if asking is None:
+            return
+        authors, expected, received = asking
+        received += ops
+        if received < expected:
+            self._asking[source] = (authors, expected, received)
+            return
+        del self._asking[source]
+        offered = self._offered.get(source)
+        if offered is None:
+            return
+        for author in authors:
+            self._requested.pop(author, None)
+        wanted = self._gaps(offered)
+        if wanted:
+            self.request(source, wanted, now)
 
     def _on_request(self, request: Request, source: Hashable, *, first_ops_only: bool) -> None:
         """Serve ops from our logs. A stranger (a peer about to join) gets only first ops,

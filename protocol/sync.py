@@ -382,19 +382,22 @@ class SyncPeer:
     def _on_batch(self, message: Batch, source: Hashable, now: float) -> None:
         """Ops relayed by anyone: each is checked on its own."""
         # A batch from a stranger is fine: every op in it is checked on its own.
+        genuine = 0  # ops we hold or that passed the gate: what counts as an answer
         for body, signature in message.ops:
             if op_hash(body) in self._held_hashes:
                 # Catching up, the same op comes from every peer that pushes it:
                 # known by its hash, it costs no decoding.
                 self.duplicates += 1
                 self.counters.count(DropReason.REPLAYED)
+                genuine += 1
                 continue
             try:
                 self._receive_op(decode_op(body, signature, table=self.table), source, now)
+                genuine += 1
             except RemoteProtocolError as exc:
                 self.counters.count_error(exc)
         if source in self._asking:
-            self._answer_arrived(source, len(message.ops), now)
+            self._answer_arrived(source, genuine, now)
 
     def load(self, datagrams: Sequence[bytes]) -> None:
         """Ops from our own store (a node restarting): every gate step but the rate limit,

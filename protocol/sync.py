@@ -23,6 +23,7 @@ so that is what heartbeats carry; equal vectors with unequal hashes is then alwa
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Final
@@ -68,6 +69,7 @@ MAX_PUSH: Final = 32  # ops pushed to one peer per heartbeat it sends
 MAX_REPLY: Final = 64  # ops sent in answer to one request
 MAX_AWAITING: Final = 256  # ops parked until their author's key arrives, all authors together
 MAX_REQUESTED: Final = 4096  # authors with a request in flight (pruned when it grows past)
+MAX_ASKING: Final = 64  # peers whose answers (and heartbeat vectors) we keep track of
 RELAY_EVERY: Final = 4  # heartbeat intervals between relays of others' heartbeats
 
 
@@ -221,7 +223,19 @@ class SyncPeer:
         self._events: list[SyncEvent] = []
         self._next_heartbeat = 0.0
         self._requested: dict[bytes, float] = {}
-        self._hashed: tuple[tuple[tuple[bytes, int], ...], bytes] | None = None
+        #: source -> (authors of our last request to it, ops its answer can bring, ops come)
+        self._asking: dict[Hashable, tuple[tuple[bytes, ...], int, int]] = {}
+        #: source -> the vector of the latest heartbeat that came from there
+        self._offered: dict[Hashable, VersionVector] = {}
+        self._hashed: tuple[tuple[tuple[bytes, int], ...], bytes | Callable[[], bytes]] | None = (
+            None
+        )
+        self._vector: tuple[tuple[bytes, int], ...] | None = None  # vector() until a delivery
+        self._now = 0.0  # the latest time we were handed (authoring is not handed one)
+        #: author -> when each of its delivered ops was delivered here (parallel to `logs`)
+        self._delivered_at: dict[bytes, list[float]] = {}
+        #: author -> (its next op, the dep (author, seq) it waited for when last looked at)
+        self._blocked_on: dict[bytes, tuple[Op, bytes, int]] = {}
         self._waiting_hb: dict[bytes, tuple[int, int]] = {}  # author -> (lamport, own seq)
         # author -> (its op rejected as backdated, the dep (author, seq) it failed on)
         self._backdated_on: dict[bytes, tuple[Op, tuple[bytes, int]]] = {}
@@ -254,7 +268,13 @@ class SyncPeer:
         return len(log) if log else 0
 
     def vector(self) -> tuple[tuple[bytes, int], ...]:
-        return tuple(sorted((a, len(log)) for a, log in self.logs.items() if log))
+        # Asked for on every heartbeat sent and received: computed again only after a delivery.
+        cached = self._vector
+        if cached is None:
+            cached = self._vector = tuple(
+                sorted((a, len(log)) for a, log in self.logs.items() if log)
+            )
+        return cached
 
     def events(self) -> list[SyncEvent]:
         out, self._events = self._events, []
@@ -277,9 +297,23 @@ class SyncPeer:
     def send_to(self, destination: Hashable, datagram: bytes) -> None:
         self._outbox.append((destination, datagram))
 
-    def set_state_hash(self, state_hash: bytes) -> None:
-        """The game's hash of its fold of exactly the ops delivered so far."""
+    def set_state_hash(self, state_hash: bytes | Callable[[], bytes]) -> None:
+        """The game's hash of its fold of exactly the ops delivered so far, or a function that
+        computes it: then it is computed only when a heartbeat needs it (a peer catching up
+        folds many datagrams between two heartbeats, and hashing a state costs more than
+        folding an op)."""
         self._hashed = (self.vector(), state_hash)
+
+    def _state_hash_of(self, vector: tuple[tuple[bytes, int], ...]) -> bytes:
+        """Our state hash if it is the hash of exactly `vector`, else b"" (not computed)."""
+        hashed = self._hashed
+        if hashed is None or hashed[0] != vector:
+            return b""
+        state_hash = hashed[1]
+        if callable(state_hash):
+            state_hash = state_hash()
+            self._hashed = (vector, state_hash)
+        return state_hash
 
     # --- authoring ---------------------------------------------------------------------
 
@@ -330,6 +364,7 @@ class SyncPeer:
 
     def receive(self, datagram: bytes, source: Hashable, now: float) -> None:
         """Run one datagram through the gate. Never raises for anything a peer sends."""
+        self._now = max(self._now, now)
         if len(datagram) > 1200:
             self.counters.count(DropReason.OVERSIZE)
             return
@@ -374,17 +409,22 @@ class SyncPeer:
     def _on_batch(self, message: Batch, source: Hashable, now: float) -> None:
         """Ops relayed by anyone: each is checked on its own."""
         # A batch from a stranger is fine: every op in it is checked on its own.
+        genuine = 0  # ops we hold or that passed the gate: what counts as an answer
         for body, signature in message.ops:
             if op_hash(body) in self._held_hashes:
                 # Catching up, the same op comes from every peer that pushes it:
                 # known by its hash, it costs no decoding.
                 self.duplicates += 1
                 self.counters.count(DropReason.REPLAYED)
+                genuine += 1
                 continue
             try:
                 self._receive_op(decode_op(body, signature, table=self.table), source, now)
+                genuine += 1
             except RemoteProtocolError as exc:
                 self.counters.count_error(exc)
+        if source in self._asking:
+            self._answer_arrived(source, genuine, now)
 
     def load(self, datagrams: Sequence[bytes]) -> None:
         """Ops from our own store (a node restarting): every gate step but the rate limit,
@@ -493,6 +533,7 @@ class SyncPeer:
     # --- delivery ----------------------------------------------------------------------
 
     def _deliver_ready(self) -> None:
+        blocked = self._blocked_on
         progress = True
         while progress:
             progress = False
@@ -500,9 +541,22 @@ class SyncPeer:
                 queue = self.pending[author]
                 nxt = self.delivered(author) + 1
                 op = queue.get(nxt)
-                if op is None or not self._deps_met(op):
+                if op is None:
+                    continue
+                waits = blocked.get(author)
+                if (
+                    waits is not None
+                    and waits[0] is op
+                    and self.delivered(waits[1]) < waits[2]
+                    and not self._beyond_expulsion(waits[1], waits[2])
+                ):
+                    # Still short of the dep it failed on last time: no need to look again
+                    # (a catching-up peer parks many ops, and each delivery re-scans them).
+                    continue
+                if not self._deps_met(op):
                     continue
                 del queue[nxt]
+                blocked.pop(author, None)
                 if not queue:
                     del self.pending[author]
                 self._deliver_checked(op)
@@ -515,9 +569,11 @@ class SyncPeer:
         if op.kind != Kind.OPEN and self.open_op is None:
             return False  # everything at a table happens after its OPEN
         if op.epoch == 0:
-            return all(
-                self.delivered(a) >= n or self._beyond_expulsion(a, n) for a, n in op.lobby_deps
-            )
+            for a, n in op.lobby_deps:
+                if self.delivered(a) < n and not self._beyond_expulsion(a, n):
+                    self._blocked_on[op.author] = (op, a, n)
+                    return False
+            return True
         log = self.epochs.get(op.epoch)
         if log is None and op.kind != Kind.START:
             return False
@@ -526,10 +582,12 @@ class SyncPeer:
         participants = log.participants if log is not None else op.payload[0]
         if len(op.round_deps) != len(participants):
             return True  # judged (and rejected) by the checks on delivery
-        return all(
-            self.delivered(p) >= n or self._beyond_expulsion(p, n)
-            for p, n in zip(participants, op.round_deps, strict=True)
-        )
+        for p, n in zip(participants, op.round_deps, strict=True):
+            if self.delivered(p) < n and not self._beyond_expulsion(p, n):
+                # Remembered: while this dep is missing, the op cannot be delivered.
+                self._blocked_on[op.author] = (op, p, n)
+                return False
+        return True
 
     def _reject(self, op: Op, reason: DropReason, message: str) -> None:
         self.dead[op.author] = min(op.seq, self.dead.get(op.author, op.seq))
@@ -654,6 +712,8 @@ class SyncPeer:
     def _deliver(self, op: Op, *, authored: bool = False) -> None:
         author = op.author
         self.logs.setdefault(author, []).append(op)
+        self._vector = None
+        self._delivered_at.setdefault(author, []).append(self._now)
         self._held_hashes.add(op.hash)
         if not authored:
             # Our own ops come back this way only after a restart: the clock must pass them.
@@ -1049,6 +1109,7 @@ class SyncPeer:
 
     def tick(self, now: float) -> None:
         """Send a heartbeat when one is due."""
+        self._now = max(self._now, now)
         self._release_quarantine(now)
         self._release_resume(now)
         if self.quarantined is not None or self.resuming is not None:
@@ -1062,7 +1123,7 @@ class SyncPeer:
     def _heartbeat(self, now: float) -> None:
         self._next_heartbeat = now + self.heartbeat_interval
         vector = self.vector()
-        state_hash = self._hashed[1] if self._hashed and self._hashed[0] == vector else b""
+        state_hash = self._state_hash_of(vector)
         lamport = self.clock.tick()  # a promise: our next op is stamped later than this
         for epoch in self.epochs.values():
             epoch.hear(self.me, lamport)
@@ -1085,24 +1146,36 @@ class SyncPeer:
         self._on_promise(hb)
         self._hear_heartbeat(hb)
         vector = self.vector()
-        ours = self._hashed[1] if self._hashed and self._hashed[0] == vector else b""
-        if hb.vector == vector and hb.state_hash and ours and hb.state_hash != ours:
+        ours = self._state_hash_of(vector) if hb.vector == vector and hb.state_hash else b""
+        if ours and hb.state_hash != ours:
             self.divergences += 1
             self._events.append(DivergenceDetected(hb.sender, vector, ours, hb.state_hash))
         held = VersionVector(vector)
+        if len(self._offered) < MAX_ASKING or source in self._offered:
+            self._offered[source] = theirs
         wanted = self._gaps(theirs)
         if wanted:
             self.request(source, wanted, now)
         # What we hold and they lack: push some of it at once, to heal faster than asking.
         # Shared fairly across authors: one author's long backlog must not starve another's
-        # gap (their parked ops may wait on exactly that gap).
+        # gap (their parked ops may wait on exactly that gap). Only ops we have held for a
+        # heartbeat interval: younger ones are most likely still on their way to them (at
+        # full speed every heartbeat finds some), and pushing those again only adds copies.
         if self.resuming is None:  # a quiet restart says nothing unasked (PROTOCOL.md 14)
+            settled = now - self.heartbeat_interval
             push = fair_take(
-                [self.logs[a][first - 1 : last] for a, first, last in theirs.missing_ranges(held)],
+                [
+                    self.logs[a][first - 1 : min(last, self._held_since(a, settled))]
+                    for a, first, last in theirs.missing_ranges(held)
+                ],
                 MAX_PUSH,
             )
             self._send_ops(source, push)
         self._resolve_departures()
+
+    def _held_since(self, author: bytes, when: float) -> int:
+        """How many of `author`'s ops were delivered here by time `when`."""
+        return bisect.bisect_right(self._delivered_at.get(author, ()), when)
 
     def _gaps(self, theirs: VersionVector) -> list[tuple[bytes, int, int]]:
         """What a peer with vector `theirs` holds that we lack, as ranges to ask it for: the
@@ -1165,6 +1238,32 @@ class SyncPeer:
         for author, _, _ in fresh:
             self._requested[author] = now + self.request_retry
         self._outbox.append((source, seal(self.key, request_body(self.table, self.me, fresh))))
+        if len(self._asking) < MAX_ASKING or source in self._asking:
+            asked = sum(last - first + 1 for _, first, last in fresh)
+            self._asking[source] = (tuple(a for a, _, _ in fresh), min(asked, MAX_REPLY), 0)
+
+    def _answer_arrived(self, source: Hashable, ops: int, now: float) -> None:
+        """`ops` ops came from `source`. Once as many as our last request to it could bring
+        have come, the answer is in: ask for the next ranges at once rather than after the
+        next heartbeat and the 200 ms retry (a catching-up peer pipelines its requests; each
+        request is still answered with at most MAX_REPLY ops)."""
+        asking = self._asking.get(source)
+        if asking is None:
+            return
+        authors, expected, received = asking
+        received += ops
+        if received < expected:
+            self._asking[source] = (authors, expected, received)
+            return
+        del self._asking[source]
+        offered = self._offered.get(source)
+        if offered is None:
+            return
+        for author in authors:
+            self._requested.pop(author, None)
+        wanted = self._gaps(offered)
+        if wanted:
+            self.request(source, wanted, now)
 
     def _on_request(self, request: Request, source: Hashable, *, first_ops_only: bool) -> None:
         """Serve ops from our logs. A stranger (a peer about to join) gets only first ops,

@@ -118,6 +118,9 @@ class PeerMesh:
     #: Simulated seconds a peer may hold undeliverable ops without delivering anything (while
     #: no partition or pause acts) before the mesh fails with `MeshStalledError`; None: never.
     stall_limit: float | None = 60.0
+    #: The bots' delays are multiplied by this (1.0: human pace; smaller: faster bots, more
+    #: foundation races).
+    pace: float = 1.0
     #: A private table (PROTOCOL.md 17): every peer knows this passphrase.
     passphrase: str | None = None
 
@@ -290,7 +293,7 @@ class PeerMesh:
                 # stock moves for its seat when it is made).
                 bot = self.bots[peer] = BotPlayer(bot.level, seat, bot.rng)
             move = bot.act(rnd.state)
-            delay = bot.delay(move)
+            delay = bot.delay(move) * self.pace
             if move is not None:
                 result = replica.play(move)
                 if isinstance(result, Rejection):

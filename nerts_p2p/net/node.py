@@ -9,7 +9,8 @@ owns every task of a node:
 - the timer: `tick` at a fraction of the heartbeat interval (the replica decides when a
   heartbeat is due), and CONTACTS gossip once a second or when a new peer appears;
 - the intent loop: the application's intents arrive on a bounded channel;
-- the sender: one task drains a bounded queue of outgoing datagrams.
+- the sender: what the replica wants sent goes to the kernel at once when the transport
+  can take it without waiting (`send_now`); otherwise one task drains bounded queues.
 
 Every queue is bounded. A full queue drops and counts (`NodeStats`): the network already
 drops datagrams, and anti-entropy repairs it; a slow application loses events, never the
@@ -23,6 +24,7 @@ from the replica, so no await can slip between authoring and persisting.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -147,6 +149,10 @@ class TableNode:
         self._urgent: deque[tuple[bytes, Address]] = deque()
         self._bulk: deque[tuple[bytes, Address]] = deque()
         self._sender_idle = trio.lowlevel.ParkingLot()
+        #: The transport's synchronous send, if it has one (`UdpTransport.send_now`).
+        self._send_now: Callable[[bytes, Address], bool] | None = getattr(
+            self.transport, "send_now", None
+        )
         #: author -> address learnt from a member's signed CONTACTS (verified ones win).
         self.gossiped: dict[bytes, Address] = {}
         #: address -> last time anything arrived from it (for silence).
@@ -322,6 +328,17 @@ class TableNode:
 
     def _queue(self, datagram: bytes, destination: Address, *, urgent: bool) -> None:
         queue = self._urgent if urgent else self._bulk
+        # Nothing waiting ahead of it: straight to the kernel, in this same step (a move is
+        # on the wire the moment it is signed, not after the event loop comes round to the
+        # sender). Urgent ones may pass queued replies; replies never pass anything.
+        if (
+            not queue
+            and (urgent or not self._urgent)
+            and self._send_now is not None
+            and self._send_now(datagram, destination)
+        ):
+            self.stats.datagrams_out += 1
+            return
         if len(queue) >= self.outbound_queue:
             self.stats.outbound_dropped += 1
             return

@@ -23,6 +23,7 @@ so that is what heartbeats carry; equal vectors with unequal hashes is then alwa
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -34,6 +35,7 @@ from .envelope import seal
 from .errors import DropReason, LocalProtocolError, RemoteProtocolError
 from .messages import (
     MAX_BATCH,
+    MAX_LAMPORT,
     MAX_RANGES,
     MAX_RELAYED,
     NO_PREV,
@@ -68,6 +70,11 @@ MAX_REPLY: Final = 64  # ops sent in answer to one request
 MAX_AWAITING: Final = 256  # ops parked until their author's key arrives, all authors together
 MAX_REQUESTED: Final = 4096  # authors with a request in flight (pruned when it grows past)
 RELAY_EVERY: Final = 4  # heartbeat intervals between relays of others' heartbeats
+#: How far past everything it names (its previous op, its deps, its round's START) an op may
+#: be stamped (PROTOCOL.md 5, rule 2). Honest clocks gain one per heartbeat (75 ms), so
+#: 2^23 is a week at the table without authoring; a member's lie can push the table's time
+#: up by at most this much per op it signs, so 2^24 ops before the 2^48 ceiling.
+MAX_LAMPORT_STEP: Final = 2**24
 
 
 @dataclass(frozen=True)
@@ -180,7 +187,8 @@ class SyncPeer:
         self.logs: dict[bytes, list[Op]] = {}  # delivered ops per author, seq 1..n
         self.pending: dict[bytes, dict[int, Op]] = {}
         self.awaiting_key: dict[bytes, list[Op]] = {}
-        self.dead: dict[bytes, int] = {}  # author -> seq of its rejected op
+        #: author -> seq of an op of its we rejected and no valid op has replaced yet
+        self.dead: dict[bytes, int] = {}
         self.expelled: dict[bytes, int] = {}
         self.evidence: dict[bytes, tuple[Op, Op]] = {}
         self.members: dict[bytes, Member] = {}
@@ -199,6 +207,7 @@ class SyncPeer:
         self._requested: dict[bytes, float] = {}
         self._hashed: tuple[tuple[tuple[bytes, int], ...], bytes] | None = None
         self._waiting_hb: dict[bytes, tuple[int, int]] = {}  # author -> (lamport, own seq)
+        self._promised = 0  # the Lamport time of our latest heartbeat: our next op's floor
         # author -> (its op rejected as backdated, the dep (author, seq) it failed on)
         self._backdated_on: dict[bytes, tuple[Op, tuple[bytes, int]]] = {}
         #: author -> when we last had a sign of life from it (an op it signed, its heartbeat)
@@ -239,8 +248,19 @@ class SyncPeer:
         return self.epochs.get(number)
 
     def set_state_hash(self, state_hash: bytes) -> None:
-        """The game's hash of its fold of exactly the ops delivered so far."""
-        self._hashed = (self.vector(), state_hash)
+        """The game's hash of its fold of exactly the ops delivered so far. Heartbeats carry
+        its first 8 bytes and 8 bytes of the expelled set it was folded with (section 9):
+        the fold also depends on whom this peer has expelled, which the vector does not
+        show, so only hashes folded with the same expulsions are compared."""
+        self._hashed = (self.vector(), state_hash[:8] + self.expelled_digest())
+
+    def expelled_digest(self) -> bytes:
+        """8 bytes naming the expelled set: SHA-256("nerts-p2p/expelled" || 0x00 ||
+        (author || seq as 4 bytes big-endian) for each expelled author, ascending)."""
+        digest = hashlib.sha256(b"nerts-p2p/expelled\x00")
+        for author, seq in sorted(self.expelled.items()):
+            digest.update(author + seq.to_bytes(4, "big"))
+        return digest.digest()[:8]
 
     # --- authoring ---------------------------------------------------------------------
 
@@ -270,8 +290,8 @@ class SyncPeer:
             )
         seq = self.delivered(self.me) + 1
         prev = self.logs[self.me][-1].hash if seq > 1 else NO_PREV
-        lamport = self.clock.tick()
         deps = self.deps_for(kind, epoch, payload)
+        lamport = self._stamp(kind, epoch, payload, deps)
         op = seal_op(
             self.key, op_body(kind, self.table, self.me, seq, prev, lamport, epoch, deps, payload)
         )
@@ -284,6 +304,42 @@ class SyncPeer:
         self._outbox.append((BROADCAST, op.datagram()))
         self._resolve_departures()
         return op
+
+    def _stamp(self, kind: Kind, epoch: int, payload: object, deps: list[object]) -> int:
+        """Our next op's Lamport time: the clock's next tick, but never more than
+        MAX_LAMPORT_STEP past what the op names (our clock may have run ahead on an op we
+        hold and do not name, a lobby op stamped far ahead, say), and always past our
+        latest heartbeat's promise. An op that cannot be stamped is refused, never sent."""
+        if epoch == 0:
+            named: dict[bytes, int] = {pair[0]: pair[1] for pair in deps}  # type: ignore[index]
+        else:
+            log = self.epochs.get(epoch)
+            players = log.participants if log is not None else payload[0]  # type: ignore[index]
+            named = dict(zip(players, deps, strict=False))  # type: ignore[arg-type]
+        floor = self._lamport_floor(self.me, epoch, named)
+        lamport = max(min(self.clock.tick(), floor + MAX_LAMPORT_STEP), self._promised + 1)
+        if lamport > min(floor + MAX_LAMPORT_STEP, MAX_LAMPORT):
+            raise LocalProtocolError(
+                DropReason.BACKDATED,
+                "the table's Lamport time has reached its limit: no op can be stamped",
+            )
+        return lamport
+
+    def _lamport_floor(self, author: bytes, epoch: int, named: dict[bytes, int]) -> int:
+        """The highest Lamport time among what an op names: its author's previous op, every
+        op its deps name (not an expelled author's from its expulsion on) and its round's
+        START. An op may be stamped at most MAX_LAMPORT_STEP past it."""
+        log = self.logs.get(author)
+        floor = log[-1].lamport if log else 0
+        for dep_author, dep_seq in named.items():
+            if (
+                dep_seq
+                and not self._beyond_expulsion(dep_author, dep_seq)
+                and self.delivered(dep_author) >= dep_seq
+            ):
+                floor = max(floor, self._dep_lamport(dep_author, dep_seq))
+        start = self.epochs[epoch].start if epoch in self.epochs else None
+        return max(floor, start.lamport) if start is not None else floor
 
     # --- receiving ---------------------------------------------------------------------
 
@@ -415,8 +471,6 @@ class SyncPeer:
                     self.counters.count_error(exc)
         if seq <= self.delivered(author):
             return  # a different body would have been caught above as equivocation
-        if author in self.dead and seq >= self.dead[author]:
-            return
         pending = self.pending.setdefault(author, {})
         if len(pending) >= MAX_PENDING_PER_AUTHOR or self._pending_total() >= MAX_PENDING:
             raise RemoteProtocolError(DropReason.RATE_LIMITED, "too many ops waiting for others")
@@ -476,8 +530,14 @@ class SyncPeer:
         )
 
     def _reject(self, op: Op, reason: DropReason, message: str) -> None:
+        # Only this copy is dropped, not its author's seq: a check failed here is not proof
+        # the others hold (they may never see this copy), and a valid op with the same seq
+        # may reach them and then us (an invalid twin must not split us off the table).
+        # The author's ops parked behind it go too; anti-entropy brings back the real ones.
         self.dead[op.author] = min(op.seq, self.dead.get(op.author, op.seq))
-        self.pending.pop(op.author, None)
+        for parked in self.pending.pop(op.author, {}).values():
+            self._held_hashes.discard(parked.hash)
+        self._held_hashes.discard(op.hash)
         self.counters.count(reason)
         self._events.append(OpRejected(op, reason, message))
 
@@ -531,6 +591,14 @@ class SyncPeer:
                     "its Lamport time is not after an op it had seen",
                     (dep_author, dep_seq),
                 )
+        if op.lamport > self._lamport_floor(author, op.epoch, claimed) + MAX_LAMPORT_STEP:
+            # A lie about time: delivered, it would push every peer's clock towards the
+            # ceiling, past which nobody can author (2^48).
+            return (
+                DropReason.BACKDATED,
+                "its Lamport time is far past everything it names",
+                None,
+            )
         membership = self._membership_problem(op)
         if membership is not None:
             return membership[0], membership[1], None
@@ -599,6 +667,8 @@ class SyncPeer:
         author = op.author
         self.logs.setdefault(author, []).append(op)
         self._held_hashes.add(op.hash)
+        if self.dead.get(author, op.seq + 1) <= op.seq:
+            del self.dead[author]  # a valid twin of the op we rejected: nothing is dead now
         if not authored:
             # Our own ops come back this way only after a restart: the clock must pass them.
             self.clock.observe(op.lamport)
@@ -880,6 +950,7 @@ class SyncPeer:
         if hb.sender == self.me:
             # Our own promise coming back (we restarted, say): never stamp below it.
             self.clock.observe(hb.lamport)
+            self._promised = max(self._promised, hb.lamport)
             return
         delivered = self.delivered(hb.sender)
         self.promises.note(hb, delivered)
@@ -936,7 +1007,14 @@ class SyncPeer:
         self._next_heartbeat = now + self.heartbeat_interval
         vector = self.vector()
         state_hash = self._hashed[1] if self._hashed and self._hashed[0] == vector else b""
-        lamport = self.clock.tick()  # a promise: our next op is stamped later than this
+        # A promise: our next op is stamped later than this. Held within half a step of our
+        # own latest op, so that op can keep it (`_stamp`) even when our clock ran ahead.
+        own = self.logs.get(self.me)
+        floor = own[-1].lamport if own else self.open_op.lamport if self.open_op else 0
+        lamport = max(min(self.clock.tick(), floor + MAX_LAMPORT_STEP // 2), self._promised + 1)
+        if lamport >= MAX_LAMPORT:
+            return  # the table's time is spent (section 6): nothing more can be promised
+        self._promised = lamport
         for epoch in self.epochs.values():
             epoch.hear(self.me, lamport)
         self._resolve_departures()
@@ -958,7 +1036,14 @@ class SyncPeer:
         self._hear_heartbeat(hb)
         vector = self.vector()
         ours = self._hashed[1] if self._hashed and self._hashed[0] == vector else b""
-        if hb.vector == vector and hb.state_hash and ours and hb.state_hash != ours:
+        if (
+            hb.sender != self.me  # our own, replayed: folded before what we learned since
+            and hb.vector == vector
+            and hb.state_hash
+            and ours
+            and hb.state_hash[8:] == ours[8:]  # folded with the same expulsions
+            and hb.state_hash != ours
+        ):
             self.divergences += 1
             self._events.append(DivergenceDetected(hb.sender, vector, ours, hb.state_hash))
         held = VersionVector(vector)
@@ -978,23 +1063,20 @@ class SyncPeer:
     def _gaps(self, theirs: VersionVector) -> list[tuple[bytes, int, int]]:
         """What a peer with vector `theirs` holds that we lack, as ranges to ask it for: the
         seqs we have neither delivered nor parked (ops parked waiting for another author's op
-        are not asked for again), short of any op we rejected for good. Every author's first
-        gap comes before anyone's second, so a request names the gap that blocks delivery."""
+        are not asked for again). Every author's first gap comes before anyone's second, so a
+        request names the gap that blocks delivery. The work is bounded by what is parked, not
+        by the seqs a heartbeat names (up to 2^32-1, any of them a lie)."""
         per_author: list[list[tuple[bytes, int, int]]] = []
         for author, first, last in VersionVector(self.vector()).missing_ranges(theirs):
-            last = min(last, self.dead.get(author, last + 1) - 1)
-            parked = self.pending.get(author, {})
+            parked = sorted(k for k in self.pending.get(author, {}) if first <= k <= last)
             ranges: list[tuple[bytes, int, int]] = []
             seq = first
-            while seq <= last and len(ranges) < MAX_RANGES:
-                if seq in parked:
-                    seq += 1
-                    continue
-                end = seq
-                while end < last and end + 1 not in parked:
-                    end += 1
-                ranges.append((author, seq, end))
-                seq = end + 1
+            for stop in [*parked, last + 1]:
+                if len(ranges) >= MAX_RANGES:
+                    break
+                if seq < stop:
+                    ranges.append((author, seq, stop - 1))
+                seq = stop + 1
             if ranges:
                 per_author.append(ranges)
         out: list[tuple[bytes, int, int]] = []

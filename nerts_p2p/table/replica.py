@@ -598,7 +598,11 @@ class TableReplica:
         if isinstance(result, Rejection):
             return result
         payload = move_text(completed).split(" ", 1)[1]
-        op = self.sync.author(Kind.MOVE, rnd.number, payload)
+        try:
+            op = self.sync.author(Kind.MOVE, rnd.number, payload)
+        except LocalProtocolError as exc:
+            # Refused by our own gate (the table's Lamport time spent, say): never sent.
+            return Rejection(RejectReason.ROUND_OVER, exc.message)
         self._after_sync()
         return op
 
@@ -922,7 +926,13 @@ class TableReplica:
 
     def _author_now(self, kind: Kind, epoch: int, payload: object) -> None:
         """Author an op from inside event handling and fold it at once."""
-        self.sync.author(kind, epoch, payload)
+        try:
+            self.sync.author(kind, epoch, payload)
+        except LocalProtocolError as exc:
+            # Our own gate refused it (the table's Lamport time spent, say): reported, and
+            # nothing is raised out of receive() or tick().
+            self._events.append(ProtocolViolation(self.me, exc.message))
+            return
         for event in self.sync.events():
             if isinstance(event, OpDelivered) and event.position is not None:
                 self._on_delivered(event, {})

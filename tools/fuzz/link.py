@@ -79,6 +79,7 @@ def check(table: FuzzTable) -> None:
         sizes = {i: sum(n for _, n in v) for i, v in vectors.items()}
         table.problem("disagreement", None, f"peers hold different ops (ops held: {sizes})")
     else:
+        _check_race_winners(table)
         hashes = table.state_hashes()
         if len(set(hashes.values())) > 1:
             table.problem("disagreement", None, f"equal ops, different states: {hashes}")
@@ -88,6 +89,40 @@ def check(table: FuzzTable) -> None:
         table.problem("disagreement", None, "peers announce different round results")
     _check_signatures(table)
     _check_refold(table)
+
+
+def race_winners(replica: TableReplica) -> dict[tuple[int, int, int], int]:
+    """(round, foundation, rank) -> the deck whose card holds that place: who won each
+    race, as this peer's fold says. A foundation is named by the card that started it."""
+    out: dict[tuple[int, int, int], int] = {}
+    for number, rnd in replica.rounds.items():
+        for foundation in rnd.state.foundations.values():
+            for rank, card in enumerate(foundation.cards, start=1):
+                out[(number, foundation.base, rank)] = card >> 6
+    return out
+
+
+def _check_race_winners(table: FuzzTable) -> None:
+    """Peers that hold the same ops must agree on who won every foundation race (a peer
+    that folds in arrival order gives a race to whichever racer's op reached it first)."""
+    peers = [p for p in table.honest_live() if p.role != SPECTATOR]
+    if len(peers) < 2:
+        return
+    first, *others = peers
+    ours = race_winners(first.replica)
+    for peer in others:
+        theirs = race_winners(peer.replica)
+        differ = sorted(k for k in ours.keys() | theirs.keys() if ours.get(k) != theirs.get(k))
+        if differ:
+            number, base, rank = differ[0]
+            table.problem(
+                "race_winners",
+                peer.index,
+                f"peers {first.index} and {peer.index} hold the same ops but disagree on "
+                f"{len(differ)} foundation place(s); first: round {number}, the foundation "
+                f"started by card {base}, rank {rank}: deck {ours.get(differ[0])} against "
+                f"deck {theirs.get(differ[0])}",
+            )
 
 
 def _split_by_invalid_twin(table: FuzzTable) -> bool:

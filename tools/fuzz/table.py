@@ -335,12 +335,15 @@ class FuzzTable:
 
     def _transmit(self, sender: int, target: int, datagram: bytes) -> None:
         self.stats.sent += 1
-        drop = duplicate = corrupt = delay = 0.0
+        drop = duplicate = corrupt = delay = lag = 0.0
         for f in self.schedule.faults:
             if not f.active(self.now):
                 continue
             if f.cuts(sender, target):
                 drop = 1.0
+            elif f.kind == "lag":
+                if f.peers[0] == sender and target in f.peers[1:]:
+                    lag = max(lag, f.value)
             elif f.kind == "drop":
                 drop = max(drop, f.value)
             elif f.kind == "duplicate":
@@ -363,7 +366,7 @@ class FuzzTable:
                     buf[rng.randrange(len(buf))] = rng.randrange(256)
                 data = bytes(buf)
                 self.stats.corrupted += 1
-            at = self.now + 0.001 + rng.random() * (0.003 + delay)
+            at = self.now + lag + 0.001 + rng.random() * (0.003 + delay)
             self.schedule_at(at, "deliver", target, (sender, data))
 
     # --- running -------------------------------------------------------------------------

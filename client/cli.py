@@ -301,6 +301,8 @@ def _peer_options(args: argparse.Namespace, name: str) -> PeerOptions:
     _check_interface(args.interface)
     if not 0 <= args.port <= 65535:
         raise NertsError(f"--port must be 0 to 65535, got {args.port}")
+    if args.passphrase is not None and not args.passphrase:
+        raise NertsError("--passphrase must not be empty")
     return PeerOptions(
         name=name,
         interface=args.interface,
@@ -313,6 +315,7 @@ def _peer_options(args: argparse.Namespace, name: str) -> PeerOptions:
         silence=args.silence,
         port=args.port,
         data_dir=_data_dir(args),
+        passphrase=args.passphrase,
     )
 
 
@@ -407,6 +410,12 @@ def _add_peer_options(
     )
     parser.add_argument("--headless", action="store_true", help="a bot plays this peer's seat")
     parser.add_argument(
+        "--passphrase",
+        default=None,
+        help="a private table's passphrase (host: makes the table private; it never "
+        "travels, a joiner proves it knows it)",
+    )
+    parser.add_argument(
         "--json", action="store_true", help="one JSON object per round, then the match"
     )
     parser.add_argument("--level", default="casual", help="bot level: novice, casual or expert")
@@ -432,6 +441,7 @@ def _cmd_window(args: argparse.Namespace) -> int:
     level_named(args.level)  # a bad level is a usage error before any window opens
     if not 2 <= args.players <= 8:
         raise NertsError(f"--players must be 2..8, got {args.players}")
+    _check_interface(args.interface)
     try:
         play_window(
             practice_seats=args.players if args.practice or args.watch else None,
@@ -439,6 +449,7 @@ def _cmd_window(args: argparse.Namespace) -> int:
             level=args.level,
             seed=args.seed,
             max_frames=args.frames,
+            interface=args.interface,
         )
     except NoDisplayError as exc:
         print(f"nerts-p2p: {exc}: playing the practice game in the terminal instead")
@@ -587,6 +598,11 @@ def build_parser() -> argparse.ArgumentParser:
     window.add_argument("--players", type=int, default=4, help="seats, you included (2-8)")
     window.add_argument("--level", default="casual", help="bot level: novice, casual or expert")
     window.add_argument("--seed", type=int, default=None, help="deal the same game again")
+    window.add_argument(
+        "--interface",
+        default="0.0.0.0",
+        help="the IPv4 address network tables play and announce on (default: all interfaces)",
+    )
     window.add_argument(
         "--frames", type=whole_number(1, 10**9), default=None, help=argparse.SUPPRESS
     )

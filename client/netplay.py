@@ -39,6 +39,7 @@ from nerts_p2p.net.store import (
 )
 from nerts_p2p.net.transport import Address, AddressInUseError, open_udp_transport
 from nerts_p2p.table.replica import RoundFinal, RoundStarted, TableReplica
+from protocol import admission
 from protocol.envelope import PROTOCOL_VERSION
 from protocol.messages import PLAYER, SPECTATOR
 from protocol.signing import SigningKeyPair, generate_signing_key
@@ -72,6 +73,8 @@ class PeerOptions:
     port: int = 0
     #: Where keys, the crash store and replays live; None: nothing is kept (practice).
     data_dir: Path | None = None
+    #: A private table's passphrase (PROTOCOL.md 17); it never leaves this process.
+    passphrase: str | None = None
 
 
 @dataclass
@@ -213,12 +216,22 @@ async def _bot_peers(
             data_dir, header, options.interface, fresh, bootstrap=host_address
         )
         node.table_host = host
+        if options.passphrase is not None:
+            await _use_passphrase(node.replica, options)  # derived once: the key is cached
         node.events.close()  # nobody reads a bot's events
         pilot = Autopilot(
             node, _bot(options, name), max_rounds=options.rounds, pace=options.bot_pace
         )
         peers.append(LocalPeer(node, pilot, store))
     return peers
+
+
+async def _use_passphrase(replica: TableReplica, options: PeerOptions) -> None:
+    """The table key from the passphrase: argon2id, a fraction of a second of CPU (in a
+    thread, so the nursery's other tasks go on), once per table and process."""
+    assert options.passphrase is not None
+    key = await trio.to_thread.run_sync(admission.table_key, options.passphrase, replica.sync.table)
+    replica.use_table_key(key)
 
 
 def _seats_taken(replica: TableReplica) -> int:
@@ -249,13 +262,25 @@ async def _host_table(options: PeerOptions, rules: Rules, *, spectators: bool) -
 
     def fresh(key: SigningKeyPair) -> TableReplica:
         return TableReplica.open_table(
-            key, name=options.name, rules=rules, spectators=spectators, randomness=os.urandom
+            key,
+            name=options.name,
+            rules=rules,
+            spectators=spectators,
+            randomness=os.urandom,
+            private=options.passphrase is not None,
         )
 
     node, store = await _open_node(
         options.data_dir, header, options.interface, fresh, bootstrap=None
     )
     replica = node.replica
+    private = admission.is_private(replica.sync)
+    if private and options.passphrase is None:
+        raise NetPlayError(
+            f"table {options.name!r} is private: give its --passphrase to host it again"
+        )
+    if private:
+        await _use_passphrase(replica, options)
     node.table_host = None
     transport_address = node.address
     address = (
@@ -277,11 +302,11 @@ async def _host_table(options: PeerOptions, rules: Rules, *, spectators: bool) -
             seats_taken=1,
             seats_max=table_rules.seats * (2 if table_rules.partnerships else 1),
             phase="lobby",
-            passphrase=False,
+            passphrase=private,
             spectators=spectators,
         )
         announcer = TableAnnouncer(options.interface, ad)
-    return await _run(options, me, bots, announcer=announcer)
+    return await _run(options, me, bots, announcer=announcer, table_name=options.name)
 
 
 async def find_table(interface: str, name: str, timeout: float) -> TableAd:
@@ -319,6 +344,10 @@ async def _join_table(options: PeerOptions, table_name: str, *, role: int, timeo
         )
     if role == SPECTATOR and not ad.spectators:
         raise NetPlayError(f"table {table_name!r} does not welcome spectators")
+    if ad.passphrase and options.passphrase is None:
+        raise NetPlayError(
+            f"table {table_name!r} is private: give its passphrase with --passphrase"
+        )
     if role == PLAYER and ad.seats_taken + 1 + options.bots > ad.seats_max:
         free = ad.seats_max - ad.seats_taken
         raise NetPlayError(
@@ -346,12 +375,14 @@ async def _join_table(options: PeerOptions, table_name: str, *, role: int, timeo
     node, store = await _open_node(
         options.data_dir, header, options.interface, fresh, bootstrap=host_address
     )
+    if options.passphrase is not None:
+        await _use_passphrase(node.replica, options)
     bot = _bot(options, options.name) if options.headless and role == PLAYER else None
     me = LocalPeer(
         node, Autopilot(node, bot, max_rounds=options.rounds, pace=options.bot_pace), store
     )
     bots = await _bot_peers(options, ad.table_id, ad.host_fingerprint, host_address)
-    return await _run(options, me, bots, announcer=None)
+    return await _run(options, me, bots, announcer=None, table_name=table_name)
 
 
 async def list_tables(interface: str, timeout: float, *, as_json: bool) -> int:
@@ -377,8 +408,8 @@ async def list_tables(interface: str, timeout: float, *, as_json: bool) -> int:
                 )
             )
         else:
-            flags = ("private " if ad.passphrase else "") + (
-                "spectators welcome" if ad.spectators else "no spectators"
+            flags = ("private" if ad.passphrase else "open") + (
+                "  spectators welcome" if ad.spectators else "  no spectators"
             )
             printer.line(
                 f"{ad.name}  {ad.seats_taken}/{ad.seats_max} seats  {ad.phase}  "
@@ -397,6 +428,7 @@ class _Watch:
     """What the main peer's events tell the command."""
 
     printer: Printer
+    table_name: str
     finals: list[RoundFinal] = field(default_factory=list)
     error: str | None = None
 
@@ -407,8 +439,9 @@ async def _run(
     bots: list[LocalPeer],
     *,
     announcer: TableAnnouncer | None,
+    table_name: str,
 ) -> int:
-    watch = _Watch(Printer(options.json))
+    watch = _Watch(Printer(options.json), table_name)
     everyone = [me, *bots]
     async with trio.open_nursery() as nursery:
         for peer in everyone:
@@ -455,6 +488,14 @@ async def _until_done(
             with trio.move_on_after(LINGER_MAX - LINGER_MIN):
                 while _others_present(replica, options.silence, node):
                     await trio.sleep(0.1)
+            return
+        refused = replica.admission_refused
+        if refused is not None:
+            watch.error = (
+                f"wrong passphrase for table {watch.table_name!r}"
+                if refused == "wrong passphrase"
+                else f"table {watch.table_name!r} did not let us in: {refused}"
+            )
             return
         if replica.sync.open_op is None and now - started > HOST_ANSWER_TIMEOUT:
             watch.error = (

@@ -37,7 +37,7 @@ __all__ = [
     "verify_envelope",
 ]
 
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
 MAX_BODY = 1100
 """Largest encoded body. With the envelope's framing (`ENVELOPE_OVERHEAD`) a datagram stays
 under `MAX_DATAGRAM` whatever the body holds."""

@@ -59,6 +59,8 @@ class DropReason(enum.StrEnum):
     """The author is not (or no longer) a member of the table."""
     SPECTATOR_OP = "spectator_op"
     """A spectator authored a game op; spectators may only watch."""
+    BAD_PROOF = "bad_proof"
+    """An ANSWER whose MAC is wrong: the joiner does not know the table's passphrase."""
 
 
 class ProtocolError(Exception):

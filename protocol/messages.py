@@ -1,10 +1,10 @@
 """Every message of the protocol: its schema (data only), its typed form, and the decode gate.
 
-A datagram is one envelope (`envelope.py`): ``[1, body, signature]``. The body is a msgpack
-array whose first item is the message kind. Kinds 1-10 are **ops**: authored by one peer,
-signed by it, stored by everyone and relayed by anyone. Kinds 16-19 are **sync messages**:
-signed by their sender, acted on at once and never stored (kind 19 relays other
-peers' signed heartbeats). PROTOCOL.md is the prose
+A datagram is one envelope (`envelope.py`): ``[3, body, signature]``. The body is a msgpack
+array whose first item is the message kind. Kinds 1-10 and 12 are **ops**: authored by one
+peer, signed by it, stored by everyone and relayed by anyone. Kinds 16-19 and 24-27 are
+**sync messages**: signed by their sender, acted on at once and never stored (kind 19 relays
+other peers' signed heartbeats; 24-27 are the admission handshake). PROTOCOL.md is the prose
 specification of all of this; this module is its reference implementation.
 
 Op body (every op kind)::
@@ -66,13 +66,22 @@ class Kind(enum.IntEnum):
     SEED_SHARE = 8  # a partnership: the seat's seed and salt, sealed to the partner's key
     DEPART = 9  # a vote that a silent participant has left the round (PROTOCOL.md 13)
     MIX = 10  # a participant's mix nonce for the round's tie coins, committed in its READY
+    ADMIT = 12  # the host lets a key in (PROTOCOL.md 17): only an admitted key's JOIN counts
     HEARTBEAT = 16
     REQUEST = 17
     BATCH = 18
     EVIDENCE = 19  # other peers' signed heartbeats, relayed as they are (horizons, promises)
+    # Admission (PROTOCOL.md 17, `protocol/admission.py`): asked of the host before a JOIN.
+    HELLO = 24  # a would-be member: its key, role and name
+    CHALLENGE = 25  # the host's nonce for a private table
+    ANSWER = 26  # the joiner's MAC over the nonce, under the key of the passphrase
+    VERDICT = 27  # admitted (the seq of the host's ADMIT) or refused (a reason)
 
 
-LOBBY_KINDS: Final = frozenset({Kind.OPEN, Kind.JOIN, Kind.READY})
+LOBBY_KINDS: Final = frozenset({Kind.OPEN, Kind.JOIN, Kind.READY, Kind.ADMIT})
+ADMISSION_KINDS: Final = frozenset({Kind.HELLO, Kind.CHALLENGE, Kind.ANSWER, Kind.VERDICT})
+ADMIT_NONCE_LEN: Final = 16
+ADMIT_MAC_LEN: Final = 32
 ROUND_KINDS: Final = frozenset(
     {Kind.START, Kind.MOVE, Kind.REVEAL, Kind.SEED_SHARE, Kind.DEPART, Kind.MIX}
 )
@@ -99,9 +108,16 @@ _HEADER = (
     ),
 )
 _PAYLOADS: Final[dict[Kind, s.Spec]] = {
-    # public key, table name, rules, seats, spectators welcome, nonce (the table id is derived)
+    # public key, table name, rules, seats, spectators welcome, nonce (the table id is
+    # derived), passphrase needed (a private table: PROTOCOL.md 17)
     Kind.OPEN: s.Tuple(
-        s.Bin(exact=PUBLIC_KEY_LEN), _NAME, _RULES, s.Int(2, 16), s.Bool(), s.Bin(exact=8)
+        s.Bin(exact=PUBLIC_KEY_LEN),
+        _NAME,
+        _RULES,
+        s.Int(2, 16),
+        s.Bool(),
+        s.Bin(exact=8),
+        s.Bool(),
     ),
     Kind.JOIN: s.Tuple(s.Bin(exact=PUBLIC_KEY_LEN), _NAME, s.Int(PLAYER, SPECTATOR)),
     Kind.LEAVE: s.Nil(),
@@ -127,6 +143,8 @@ _PAYLOADS: Final[dict[Kind, s.Spec]] = {
     # the silent participant (author id), the highest of its seqs the voter holds
     Kind.DEPART: s.Tuple(_ID, _SEQ0),
     Kind.MIX: s.Bin(exact=MIX_NONCE_LEN),  # the nonce whose hash the author's READY committed
+    # the admitted key and its role (only the host's ADMIT counts, PROTOCOL.md 17)
+    Kind.ADMIT: s.Tuple(s.Bin(exact=PUBLIC_KEY_LEN), s.Int(PLAYER, SPECTATOR)),
 }
 OP_SCHEMA: Final = s.Tagged({kind: s.Tuple(*_HEADER, spec) for kind, spec in _PAYLOADS.items()})
 SYNC_SCHEMA: Final = s.Tagged(
@@ -158,6 +176,21 @@ SYNC_SCHEMA: Final = s.Tagged(
             _ID,
             s.ListOf(s.Tuple(s.Bin(max=1100), s.Bin(exact=64)), min=1, max=MAX_RELAYED),
         ),
+        # table, sender, its public key (the sender id is its key id), role, name
+        Kind.HELLO: s.Tuple(
+            s.Bin(exact=TABLE_ID_LEN), _ID, s.Bin(exact=PUBLIC_KEY_LEN), s.Int(0, 1), _NAME
+        ),
+        # table, sender (the host), the joiner it challenges, a fresh nonce
+        Kind.CHALLENGE: s.Tuple(s.Bin(exact=TABLE_ID_LEN), _ID, _ID, s.Bin(exact=ADMIT_NONCE_LEN)),
+        # table, sender (the joiner), the nonce answered, the MAC over it
+        Kind.ANSWER: s.Tuple(
+            s.Bin(exact=TABLE_ID_LEN),
+            _ID,
+            s.Bin(exact=ADMIT_NONCE_LEN),
+            s.Bin(exact=ADMIT_MAC_LEN),
+        ),
+        # table, sender (the host), the joiner, the seq of its ADMIT (0: refused), reason
+        Kind.VERDICT: s.Tuple(s.Bin(exact=TABLE_ID_LEN), _ID, _ID, _SEQ0, s.Int(0, 15)),
     }
 )
 
@@ -234,7 +267,52 @@ class Evidence:
     signature: bytes
 
 
-SyncMessage = Heartbeat | Request | Batch | Evidence
+@dataclass(frozen=True, slots=True)
+class Hello:
+    """Asks the host to be let in (PROTOCOL.md 17). Signed by the key it carries."""
+
+    table: bytes
+    sender: bytes
+    public_key: bytes
+    role: int
+    name: str
+    body: bytes
+    signature: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Challenge:
+    table: bytes
+    sender: bytes  # the host
+    joiner: bytes
+    nonce: bytes
+    body: bytes
+    signature: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    table: bytes
+    sender: bytes  # the joiner
+    nonce: bytes
+    mac: bytes
+    body: bytes
+    signature: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    table: bytes
+    sender: bytes  # the host
+    joiner: bytes
+    admit_seq: int  # the host's ADMIT op for the joiner; 0 when refused
+    reason: int  # `protocol.admission.Refusal`; 0 when admitted
+    body: bytes
+    signature: bytes
+
+
+AdmissionMessage = Hello | Challenge | Answer | Verdict
+SyncMessage = Heartbeat | Request | Batch | Evidence | AdmissionMessage
 Message = Op | SyncMessage
 
 
@@ -335,8 +413,29 @@ def decode_body(body_obj: Any, body: bytes, signature: bytes, *, table: bytes) -
     if kind == Kind.EVIDENCE:
         _, tab, sender, heartbeats = body_obj
         return Evidence(tab, sender, tuple((b, sg) for b, sg in heartbeats), body, signature)
+    if kind in ADMISSION_KINDS:
+        return _admission_from(body_obj, body, signature)
     _, tab, sender, ops = body_obj
     return Batch(tab, sender, tuple((b, sg) for b, sg in ops), body, signature)
+
+
+def _admission_from(body_obj: list[Any], body: bytes, signature: bytes) -> AdmissionMessage:
+    kind = body_obj[0]
+    if kind == Kind.HELLO:
+        _, tab, sender, public_key, role, name = body_obj
+        if key_id(public_key) != sender:
+            _fail(DropReason.SCHEMA, "HELLO: the sender id is not the id of the key it carries")
+        return Hello(tab, sender, public_key, role, name, body, signature)
+    if kind == Kind.CHALLENGE:
+        _, tab, sender, joiner, nonce = body_obj
+        return Challenge(tab, sender, joiner, nonce, body, signature)
+    if kind == Kind.ANSWER:
+        _, tab, sender, nonce, mac = body_obj
+        return Answer(tab, sender, nonce, mac, body, signature)
+    _, tab, sender, joiner, admit_seq, reason = body_obj
+    if (admit_seq == 0) == (reason == 0):
+        _fail(DropReason.SCHEMA, "VERDICT: an ADMIT seq and no reason, or a reason and seq 0")
+    return Verdict(tab, sender, joiner, admit_seq, reason, body, signature)
 
 
 def decode(datagram: bytes, *, table: bytes) -> Message:
@@ -414,3 +513,23 @@ def batch_body(table: bytes, sender: bytes, ops: Sequence[Op]) -> list[object]:
 
 def evidence_body(table: bytes, sender: bytes, heartbeats: Sequence[Heartbeat]) -> list[object]:
     return [int(Kind.EVIDENCE), table, sender, [[hb.body, hb.signature] for hb in heartbeats]]
+
+
+def hello_body(
+    table: bytes, sender: bytes, public_key: bytes, role: int, name: str
+) -> list[object]:
+    return [int(Kind.HELLO), table, sender, public_key, role, name]
+
+
+def challenge_body(table: bytes, sender: bytes, joiner: bytes, nonce: bytes) -> list[object]:
+    return [int(Kind.CHALLENGE), table, sender, joiner, nonce]
+
+
+def answer_body(table: bytes, sender: bytes, nonce: bytes, mac: bytes) -> list[object]:
+    return [int(Kind.ANSWER), table, sender, nonce, mac]
+
+
+def verdict_body(
+    table: bytes, sender: bytes, joiner: bytes, admit_seq: int, reason: int
+) -> list[object]:
+    return [int(Kind.VERDICT), table, sender, joiner, admit_seq, reason]

@@ -28,7 +28,7 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from . import departure
+from . import admission, departure
 from .clocks import LamportClock, VersionVector
 from .counters import DropCounters
 from .envelope import seal
@@ -41,6 +41,7 @@ from .messages import (
     NO_PREV,
     PLAYER,
     SPECTATOR,
+    AdmissionMessage,
     Batch,
     Evidence,
     Heartbeat,
@@ -60,7 +61,7 @@ from .messages import (
 from .order import EpochLog, nonce_commitment, round_mix
 from .promises import PromiseBook, broken_promise
 from .ratelimit import TokenBucketLimiter
-from .signing import SigningKeyPair, op_hash, verify
+from .signing import SigningKeyPair, key_id, op_hash, verify
 
 BROADCAST: Final = "*"  # an outgoing datagram for every peer the shell knows of
 MAX_PENDING_PER_AUTHOR: Final = 512
@@ -226,6 +227,9 @@ class SyncPeer:
         #: message in words, or None. Decides delivery like the protocol's own checks.
         self.game_check: Callable[[Op], str | None] | None = None
         self._ticks = 0
+        #: key id -> (seq of the host's ADMIT naming it, role): who may JOIN (PROTOCOL.md 17)
+        self.admits: dict[bytes, tuple[int, int]] = {}
+        self.admission = admission.Admission(self)
 
     # --- reading -----------------------------------------------------------------------
 
@@ -246,6 +250,16 @@ class SyncPeer:
 
     def epoch(self, number: int) -> EpochLog | None:
         return self.epochs.get(number)
+
+    def serves(self, sender: bytes) -> bool:
+        """A member, or a key the host admitted: its sync messages count and it is served
+        (PROTOCOL.md 17). Anyone else is a stranger, whatever key we hold for it."""
+        # Ourselves too: a restarted peer is shown its own relayed heartbeats (section 14)
+        # before its own JOIN is back.
+        return sender in self.members or sender in self.admits or sender == self.me
+
+    def send_to(self, destination: Hashable, datagram: bytes) -> None:
+        self._outbox.append((destination, datagram))
 
     def set_state_hash(self, state_hash: bytes) -> None:
         """The game's hash of its fold of exactly the ops delivered so far. Heartbeats carry
@@ -272,6 +286,8 @@ class SyncPeer:
             needed = {self.me: self.delivered(self.me)}
             if self.host is not None and self.host != self.me:
                 needed[self.host] = 1
+                if kind == Kind.JOIN and self.me in self.admits:
+                    needed[self.host] = self.admits[self.me][0]  # the host's ADMIT of us
             return [[a, n] for a, n in sorted(needed.items()) if n]
         if kind == Kind.START:
             return [self.delivered(p) for p in payload[0]]  # type: ignore[index]
@@ -365,6 +381,9 @@ class SyncPeer:
                 else:
                     self._on_batch(message, source, now)
                 return
+            if isinstance(message, AdmissionMessage):
+                self.admission.receive(message, source, now)
+                return
             known = self._verify_sender(message.sender, message.body, message.signature)
             if known:
                 self.peers[message.sender] = source
@@ -418,9 +437,10 @@ class SyncPeer:
         del self._outbox[outbox:]  # nothing to ask the store for
 
     def _verify_sender(self, sender: bytes, body: bytes, signature: bytes) -> bool:
-        """Verify a sync message's signature; False if we have no key for its sender yet."""
+        """Verify a sync message's signature; False if we have no key for its sender yet, or
+        it is neither a member nor admitted (a key whose JOIN was refused is a stranger)."""
         public_key = self.keys.get(sender)
-        if public_key is None:
+        if public_key is None or not self.serves(sender):
             return False
         verify(public_key, body, signature)
         return True
@@ -462,9 +482,16 @@ class SyncPeer:
             return
         verify(public_key, op.body, op.signature)
         self.heard[author] = max(now, self.heard.get(author, now))
-        if op.public_key is not None and author not in self.keys:
-            self.keys[author] = op.public_key
-            for parked_op in self.awaiting_key.pop(author, []):
+        introduced = [(author, op.public_key)] if op.public_key is not None else []
+        if op.kind == Kind.ADMIT:
+            # The host's ADMIT names the joiner's key; a key is bound to its id, so it
+            # verifies the joiner's ops even before its JOIN arrives.
+            introduced.append((key_id(op.payload[0]), op.payload[0]))
+        for new_author, new_key in introduced:
+            if new_author in self.keys:
+                continue
+            self.keys[new_author] = new_key
+            for parked_op in self.awaiting_key.pop(new_author, []):
                 try:
                     self._receive_op(parked_op, source, now)
                 except RemoteProtocolError as exc:
@@ -694,7 +721,9 @@ class SyncPeer:
             # Everything at a table happens after its OPEN; deps make that causal.
             return DropReason.NOT_A_MEMBER, "the table has not been opened"
         if kind == Kind.JOIN:
-            return None
+            return admission.join_problem(self, op)
+        if kind == Kind.ADMIT:
+            return admission.admit_problem(self, op)
         member = self.members.get(author)
         if member is None or member.left:
             return DropReason.NOT_A_MEMBER, "the author is not a member of this table"
@@ -749,6 +778,10 @@ class SyncPeer:
             existing = self.members.get(author)
             if existing is None:
                 self.members[author] = Member(author, pk, name, role)
+        elif kind == Kind.ADMIT:
+            pk, role = op.payload
+            self.admits[key_id(pk)] = (op.seq, role)
+            self.keys.setdefault(key_id(pk), pk)
         elif kind == Kind.LEAVE:
             self.members[author].left = True
         elif kind == Kind.READY:
@@ -1126,6 +1159,8 @@ class SyncPeer:
         wanted: list[list[Op]] = []
         for author, first, last in request.ranges:
             if first_ops_only:
+                if author != self.host and admission.is_private(self):
+                    continue  # a stranger at a private table learns the OPEN, nothing more
                 first = last = 1
             log = self.logs.get(author, [])
             wanted.append(log[first - 1 : min(last, len(log))])

@@ -216,10 +216,12 @@ def test_a_survivor_listed_as_equivalent_leaves_the_score(
         "# comment\n"
         "calc/lib.py | return age >= 18 | >= -> >  # pretend: the suite need not tell\n"
         "calc/lib.py | a | b | c | 1 -> 2  # an original line holding ' | ' still parses\n"
+        "calc/lib.py | x = 1  # one | 1 -> 2  # and one with a comment of its own\n"
     )
     assert mutate.load_equivalent(listed) == {
         "calc/lib.py | return age >= 18 | >= -> >",
         "calc/lib.py | a | b | c | 1 -> 2",
+        "calc/lib.py | x = 1  # one | 1 -> 2",
     }
     monkeypatch.setattr(mutate, "EQUIVALENT_FILE", listed)
     args = ["--root", str(project), "--module", "calc/lib.py", "--tests", "weak", "--json"]
@@ -232,3 +234,19 @@ def test_a_survivor_listed_as_equivalent_leaves_the_score(
         50.0,
     )
     assert [s["equivalent"] for s in module["survivors"]] == [True]
+
+
+def test_an_equivalent_listed_for_one_function_leaves_the_same_line_elsewhere_counted() -> None:
+    source = (
+        "class Box:\n"
+        "    def ready(self):\n"
+        "        self.sync()\n"
+        "    def play(self):\n"
+        "        self.sync()\n"
+    )
+    points = mutants.mutation_points(source, "box.py")
+    deleted = [m for m in points if m.description == "statement deleted"]
+    assert [(m.line, m.function) for m in deleted] == [(3, "Box.ready"), (5, "Box.play")]
+    scoped = {"box.py::Box.ready | self.sync() | statement deleted"}
+    assert [mutate.is_listed(m, scoped) for m in deleted] == [True, False]
+    assert all(mutate.is_listed(m, {"box.py | self.sync() | statement deleted"}) for m in deleted)

@@ -16,7 +16,7 @@ from nerts_p2p.game.legal import legal_moves
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.game.simulate import simulate_round
 from nerts_p2p.game.state import GameState
-from tools.bench_baseline import BASELINE_COMMIT, ROUNDS, baseline
+from tools.bench_baseline import BASELINE_COMMIT, baseline, current, rounds_per_second
 
 
 def summary(values: list[float]) -> dict[str, float]:
@@ -30,23 +30,26 @@ def summary(values: list[float]) -> dict[str, float]:
     }
 
 
-def rate(run: Callable[[], int], repeats: int) -> dict[str, float]:
-    """Run `run` (which returns how many things it did) `repeats` times; rates per second."""
+def rate(
+    run: Callable[[], int], repeats: int, clock: Callable[[], float] = time.perf_counter
+) -> dict[str, float]:
+    """Run `run` (which returns how many things it did) `repeats` times; rates per second
+    of `clock` (wall time unless told; `time.process_time` for CPU time)."""
     rates = []
     for _ in range(repeats):
-        start = time.perf_counter()
+        start = clock()
         count = run()
-        rates.append(count / (time.perf_counter() - start))
+        rates.append(count / (clock() - start))
     return summary(rates)
 
 
 def engine_benchmarks(
     repeats: int = 7, seed: int = 1, *, compare: bool = True
 ) -> dict[str, dict[str, float]]:
-    """Moves applied, legal-move generations and whole 4-seat rounds per second; with
+    """Moves applied, legal-move generations and whole 4-seat rounds per CPU second; with
     `compare`, the rounds also with the engine of `BASELINE_COMMIT` (before the bots' fast
     search), interleaved repeat by repeat, and the speed-up as the median of the per-repeat
-    ratios."""
+    ratios. A repeat of rounds is `bench_baseline.ROUNDS` seeded rounds on each side."""
     rules = Rules(seats=4)
     seeds = [seat_seed(seed, 1, s) for s in range(4)]
     recorded = simulate_round(rules, seeds, [CASUAL] * 4, match_seed=seed, keep_log=True)
@@ -74,26 +77,23 @@ def engine_benchmarks(
             legal_moves(s, i % 4)
         return len(states)
 
-    def rounds_per_cpu_second(level: BotLevel) -> float:
-        # CPU time of this process: on a shared host, other processes' load counts less.
-        start = time.process_time()
-        for r in range(ROUNDS):
-            round_seeds = [seat_seed(seed, r + 2, s) for s in range(4)]
-            simulate_round(rules, round_seeds, [level] * 4, match_seed=seed)
-        return ROUNDS / (time.process_time() - start)
-
+    # CPU time of this process, as for whole rounds: on a shared host, other processes'
+    # load counts far less.
     results = {
-        "moves_applied_per_s": rate(replay, repeats),
-        "legal_move_generations_per_s": rate(generate, repeats),
+        "moves_applied_per_s": rate(replay, repeats, time.process_time),
+        "legal_move_generations_per_s": rate(generate, repeats, time.process_time),
     }
-    with baseline() if compare else nullcontext() as before:
+    # Whole rounds: this checkout and the old commit each in a child process of its own,
+    # running the same script on the same seeded rounds, in turns of a few rounds.
+    with current() as now_engine, baseline() if compare else nullcontext() as before:
         for level in (CASUAL, EXPERT):
             now: list[float] = []
             then: list[float] = []
             for _ in range(repeats):
-                now.append(rounds_per_cpu_second(level))
-                if before is not None:
-                    then.append(before.rounds_per_second(level.name, seed))
+                engines = [now_engine] if before is None else [now_engine, before]
+                rates = rounds_per_second(engines, level.name, seed)
+                now.append(rates[0])
+                then.extend(rates[1:])
             results[f"rounds_4_seat_{level.name}_per_s"] = summary(now)
             if then:
                 results[f"rounds_4_seat_{level.name}_per_s_{BASELINE_COMMIT}"] = summary(then)

@@ -57,21 +57,33 @@ import msgpack
 from nerts_p2p.table.gate import TableGate
 from nerts_p2p.table.presence import seal_escrow
 from nerts_p2p.table.replica import deal_commitment
+from protocol.admission import (
+    KDF_MEMLIMIT,
+    KDF_OPSLIMIT,
+    admission_mac,
+    passphrase_salt,
+    table_key,
+)
 from protocol.codec import pack
 from protocol.envelope import PROTOCOL_VERSION, open_envelope, seal
 from protocol.errors import DropReason, RemoteProtocolError
 from protocol.messages import (
+    ADMIT_NONCE_LEN,
     MIX_NONCE_LEN,
     NO_PREV,
     PLAYER,
     SPECTATOR,
+    Answer,
     Batch,
+    Challenge,
     Evidence,
     Heartbeat,
+    Hello,
     Kind,
     Message,
     Op,
     Request,
+    Verdict,
     batch_body,
     decode,
     derive_table_id,
@@ -86,6 +98,7 @@ from protocol.sync import SyncPeer
 
 VECTORS_DIR = Path(__file__).resolve().parent.parent / "protocol" / "vectors"
 FILES = ("ops.json", "sync.json", "invalid.json", "departure.json")
+ADMISSION_FILE = "admission.json"  # the handshake and its keys (not judged one by one)
 
 
 def _key(label: str) -> SigningKeyPair:
@@ -173,6 +186,40 @@ def message_json(message: Message) -> dict[str, Any]:
             "kind": Kind.EVIDENCE.name,
             **common,
             "heartbeats": to_json(message.heartbeats),
+            "signature": message.signature.hex(),
+        }
+    if isinstance(message, Hello):
+        return {
+            "kind": Kind.HELLO.name,
+            **common,
+            "public_key": message.public_key.hex(),
+            "role": message.role,
+            "name": message.name,
+            "signature": message.signature.hex(),
+        }
+    if isinstance(message, Challenge):
+        return {
+            "kind": Kind.CHALLENGE.name,
+            **common,
+            "joiner": message.joiner.hex(),
+            "nonce": message.nonce.hex(),
+            "signature": message.signature.hex(),
+        }
+    if isinstance(message, Answer):
+        return {
+            "kind": Kind.ANSWER.name,
+            **common,
+            "nonce": message.nonce.hex(),
+            "mac": message.mac.hex(),
+            "signature": message.signature.hex(),
+        }
+    if isinstance(message, Verdict):
+        return {
+            "kind": Kind.VERDICT.name,
+            **common,
+            "joiner": message.joiner.hex(),
+            "admit_seq": message.admit_seq,
+            "reason": message.reason,
             "signature": message.signature.hex(),
         }
     assert isinstance(message, Batch)
@@ -282,9 +329,13 @@ class History:
 def play_history() -> History:
     """The table history every vector is made against (see the module docstring)."""
     h = History()
-    h.author("host", Kind.OPEN, 0, [KEYS["host"].public_key, "host", TABLE_RULES, 4, True, NONCE])
+    h.author(
+        "host", Kind.OPEN, 0, [KEYS["host"].public_key, "host", TABLE_RULES, 4, True, NONCE, False]
+    )
     for name in ("alice", "bob", "carol", "sam"):
         role = SPECTATOR if name == "sam" else PLAYER
+        # Only a key the host admitted may JOIN (PROTOCOL.md 17).
+        h.author("host", Kind.ADMIT, 0, [KEYS[name].public_key, role])
         h.author(name, Kind.JOIN, 0, [KEYS[name].public_key, name, role])
     h.author("carol", Kind.LEAVE, 0, None)
     for name in ("host", "alice"):
@@ -318,6 +369,7 @@ _OP_NAMES = {
     Kind.REVEAL: "reveal",
     Kind.MIX: "mix",
     Kind.DEPART: "depart",
+    Kind.ADMIT: "admit",
 }
 
 
@@ -353,6 +405,8 @@ def sync_vectors(h: History) -> list[Vector]:
         KEYS["alice"], request_body(TABLE, alice.me, [(host.me, 1, 3), (KEYS["bob"].key_id, 1, 1)])
     )
     joins = [op for _, op in h.ops if op.kind == Kind.JOIN and op.author != alice.me]
+    # The host's OPEN and ADMITs: what a JOIN needs delivered first.
+    admitted = [op.datagram() for _, op in h.ops if op.kind in (Kind.OPEN, Kind.ADMIT)]
     batch = seal(KEYS["alice"], batch_body(TABLE, alice.me, joins))
     # The host relays Alice's signed heartbeat as it is: her horizon reaches a peer that
     # cannot hear her directly.
@@ -365,7 +419,7 @@ def sync_vectors(h: History) -> list[Vector]:
         Vector("heartbeat", heartbeat, KEYS["host"], None, everything[:1]),
         Vector("request", request, KEYS["alice"], None, everything),
         # A relay: Alice forwards other peers' JOINs; each is judged on its own signature.
-        Vector("batch", batch, KEYS["alice"], None, everything[:2]),
+        Vector("batch", batch, KEYS["alice"], None, admitted),
         Vector("evidence", evidence, KEYS["host"], None, everything),
     ]
 
@@ -378,9 +432,9 @@ def invalid_vectors(h: History) -> list[Vector]:
     open_only = everything[:1]
     index = {id(op): i for i, (_, op) in enumerate(h.ops)}
     move_alice = ops[("alice", Kind.MOVE, 3)]
-    move_host = ops[("host", Kind.MOVE, 4)]
+    move_host = next(op for name, op in h.ops if name == "host" and op.kind == Kind.MOVE)
     before_move_alice = everything[: index[id(move_alice)]]
-    start = ops[("host", Kind.START, 3)]
+    start = next(op for name, op in h.ops if op.kind == Kind.START)
     before_start = everything[: index[id(start)]]
     out: list[Vector] = []
 
@@ -477,7 +531,7 @@ def invalid_vectors(h: History) -> list[Vector]:
                 1,
                 0,
                 [],
-                [k["mallory"].public_key, "host", TABLE_RULES, 4, True, NONCE],
+                [k["mallory"].public_key, "host", TABLE_RULES, 4, True, NONCE, False],
             ),
         ),
         k["mallory"],
@@ -582,8 +636,8 @@ def invalid_vectors(h: History) -> list[Vector]:
         DropReason.BACKDATED,
         everything,
     )
-    # The host's second op claims Alice's JOIN (in its deps) but is stamped before it,
-    # though after the host's own OPEN.
+    # The host's third op claims Alice's JOIN (in its deps) but is stamped before it,
+    # though after the host's own ADMIT of her.
     join_alice = ops[("alice", Kind.JOIN, 1)]
     add(
         "backdated_before_a_dep",
@@ -593,17 +647,47 @@ def invalid_vectors(h: History) -> list[Vector]:
                 Kind.READY,
                 TABLE,
                 ids["host"],
-                2,
-                ops[("host", Kind.OPEN, 1)].hash,
+                3,
+                ops[("host", Kind.ADMIT, 2)].hash,
                 join_alice.lamport,
                 0,
-                [[ids["host"], 1], [ids["alice"], 1]],
+                [[ids["host"], 2], [ids["alice"], 1]],
                 ready_payload("host", 1, SHOWN["host"]),
             ),
         ),
         k["host"],
         DropReason.BACKDATED,
-        everything[:2],
+        everything[:3],
+    )
+    # Only a key the host admitted may join (PROTOCOL.md 17): a JOIN out of nowhere.
+    mallory = k["mallory"]
+    add(
+        "join_not_admitted",
+        seal(
+            mallory,
+            op_body(
+                Kind.JOIN,
+                TABLE,
+                ids["mallory"],
+                1,
+                NO_PREV,
+                2,
+                0,
+                [[ids["host"], 1]],
+                [mallory.public_key, "mallory", PLAYER],
+            ),
+        ),
+        mallory,
+        DropReason.NOT_A_MEMBER,
+        everything,
+    )
+    admit_by_alice = h.body("alice", Kind.ADMIT, 0, [mallory.public_key, PLAYER])
+    add(
+        "admit_not_by_the_host",
+        seal(k["alice"], admit_by_alice),
+        k["alice"],
+        DropReason.NOT_A_MEMBER,
+        everything,
     )
     add(
         "equivocation",  # a second, different op 4 of the host
@@ -672,8 +756,7 @@ def version_2_vectors(h: History) -> list[Vector]:
     k = KEYS
     ids = {name: key.key_id for name, key in k.items()}
     everything = h.datagrams()
-    ops = {(name, op.kind, op.seq): op for name, op in h.ops}
-    start = ops[("host", Kind.START, 3)]
+    start = next(op for name, op in h.ops if op.kind == Kind.START)
     before_start = everything[: [op for _, op in h.ops].index(start)]
     out: list[Vector] = []
 
@@ -698,7 +781,7 @@ def version_2_vectors(h: History) -> list[Vector]:
     )
 
     def open_with(rules: object, seats: int) -> bytes:
-        payload = [k["host"].public_key, "host", rules, seats, True, NONCE]
+        payload = [k["host"].public_key, "host", rules, seats, True, NONCE, False]
         return seal(
             k["host"], op_body(Kind.OPEN, TABLE, ids["host"], 1, NO_PREV, 1, 0, [], payload)
         )
@@ -845,6 +928,126 @@ def departure_and_tie_vectors(h: History) -> list[Vector]:
     return out
 
 
+PRIVATE_NONCE = b"private!"
+PASSPHRASE = "correct horse battery staple"
+
+
+def admission_vectors() -> dict[str, Any]:
+    """`admission.json` (PROTOCOL.md 17): the table key (argon2id), the MAC, and one private
+    table's handshake played by real peers: Alice knows the passphrase and is admitted;
+    Mallory does not, and is refused; Mallory's replay of Alice's answer is dropped."""
+    host_key, alice, mallory = KEYS["host"], KEYS["alice"], KEYS["mallory"]
+    table = derive_table_id(host_key.public_key, PRIVATE_NONCE)
+    kdf_cases = []
+    for passphrase, for_table in ((PASSPHRASE, table), (PASSPHRASE, TABLE), ("Tr0ub4dor&3", table)):
+        kdf_cases.append(
+            {
+                "passphrase": passphrase,
+                "table": for_table.hex(),
+                "salt": passphrase_salt(for_table).hex(),
+                "key": table_key(passphrase, for_table).hex(),
+            }
+        )
+    key = table_key(PASSPHRASE, table)
+    nonce = _secret("admit-nonce", ADMIT_NONCE_LEN)
+    macs = [
+        {
+            "key": key.hex(),
+            "table": table.hex(),
+            "host_public_key": host_key.public_key.hex(),
+            "joiner_public_key": joiner.public_key.hex(),
+            "role": role,
+            "nonce": nonce.hex(),
+            "mac": admission_mac(
+                key, table, host_key.public_key, joiner.public_key, role, nonce
+            ).hex(),
+        }
+        for joiner, role in ((alice, PLAYER), (alice, SPECTATOR), (mallory, PLAYER))
+    ]
+    host = TableGate(SyncPeer(host_key, table)).install().sync
+    host.admission.key = key
+    host.author(
+        Kind.OPEN,
+        0,
+        [host_key.public_key, "host", TABLE_RULES, 4, True, PRIVATE_NONCE, True],
+    )
+    opened = host.outgoing()[0][1]
+    steps: list[dict[str, Any]] = []
+
+    def joiner_peer(signer: SigningKeyPair, passphrase: str) -> SyncPeer:
+        peer = TableGate(SyncPeer(signer, table)).install().sync
+        peer.admission.key = table_key(passphrase, table)
+        peer.admission.host_address = "host"
+        peer.receive(opened, "host", 0.0)
+        return peer
+
+    def exchange(peer: SyncPeer, name: str, label: str) -> list[bytes]:
+        """Move datagrams between `peer` and the host until neither says more."""
+        said: list[bytes] = []
+        for turn in range(4):
+            for _, datagram in peer.outgoing():
+                said.append(datagram)
+                message = decode(datagram, table=table)
+                if isinstance(message, Hello | Answer):
+                    steps.append(
+                        _handshake_step(
+                            f"{label}_{type(message).__name__.lower()}", datagram, peer.key
+                        )
+                    )
+                host.receive(datagram, name, 1.0 + turn)
+            for _, datagram in host.outgoing():
+                message = decode(datagram, table=table)
+                if isinstance(message, Challenge | Verdict):
+                    steps.append(
+                        _handshake_step(
+                            f"{label}_{type(message).__name__.lower()}", datagram, host_key
+                        )
+                    )
+                elif isinstance(message, Op):
+                    steps.append(_handshake_step(f"{label}_admit_op", datagram, host_key))
+                peer.receive(datagram, "host", 1.0 + turn)
+        return said
+
+    alice_peer = joiner_peer(alice, PASSPHRASE)
+    alice_peer.admission.knock(PLAYER, "alice", 1.0)
+    alice_said = exchange(alice_peer, "alice", "alice")
+    mallory_peer = joiner_peer(mallory, "hunter2")
+    mallory_peer.admission.knock(PLAYER, "mallory", 3.0)
+    exchange(mallory_peer, "mallory", "mallory_wrong_passphrase")
+    answer = next(d for d in alice_said if isinstance(decode(d, table=table), Answer))
+    replayed = host.counters[DropReason.REPLAYED]
+    host.receive(answer, "mallory", 9.0)
+    assert host.counters[DropReason.REPLAYED] == replayed + 1
+    assert host.outgoing() == []
+    return {
+        "kdf": {
+            "algorithm": "argon2id (libsodium crypto_pwhash_argon2id, version 0x13)",
+            "opslimit": KDF_OPSLIMIT,
+            "memlimit": KDF_MEMLIMIT,
+            "key_len": 32,
+            "salt": "first 16 bytes of SHA-256('nerts-p2p/passphrase-salt' || 0x00 || table)",
+            "cases": kdf_cases,
+        },
+        "mac": macs,
+        "handshake": {
+            "table": table.hex(),
+            "passphrase": PASSPHRASE,
+            "open": opened.hex(),
+            "steps": steps,
+            "replayed_answer": answer.hex(),
+        },
+    }
+
+
+def _handshake_step(name: str, datagram: bytes, signer: SigningKeyPair) -> dict[str, Any]:
+    return {
+        "name": name,
+        "hex": datagram.hex(),
+        "public_key": signer.public_key.hex(),
+        "decoded": decoded_json(datagram),
+    }
+
+
 def build() -> dict[str, str]:
     """File name -> the exact text of each vector file."""
     h = play_history()
@@ -854,10 +1057,12 @@ def build() -> dict[str, str]:
         "invalid.json": invalid_vectors(h),
         "departure.json": departure_and_tie_vectors(h),
     }
-    return {
+    files = {
         name: json.dumps([v.as_json() for v in vectors], indent=1) + "\n"
         for name, vectors in groups.items()
     }
+    files[ADMISSION_FILE] = json.dumps(admission_vectors(), indent=1) + "\n"
+    return files
 
 
 def main(argv: Sequence[str] | None = None) -> int:

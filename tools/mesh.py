@@ -26,6 +26,7 @@ from nerts_p2p.table.replica import (
     RoundFinal,
     TableReplica,
 )
+from protocol import admission
 from protocol.messages import PLAYER, SPECTATOR
 from protocol.signing import SigningKeyPair
 from protocol.sync import BROADCAST
@@ -117,6 +118,8 @@ class PeerMesh:
     #: Simulated seconds a peer may hold undeliverable ops without delivering anything (while
     #: no partition or pause acts) before the mesh fails with `MeshStalledError`; None: never.
     stall_limit: float | None = 60.0
+    #: A private table (PROTOCOL.md 17): every peer knows this passphrase.
+    passphrase: str | None = None
 
     def __post_init__(self) -> None:
         self.rng = random.Random(f"mesh/{self.seed}")
@@ -133,7 +136,15 @@ class PeerMesh:
             spectators=True,
             randomness=seeded_bytes(f"{self.seed}/0"),
             heartbeat_interval=self.heartbeat,
+            private=self.passphrase is not None,
         )
+        table_key = (
+            admission.table_key(self.passphrase, host.sync.table)
+            if self.passphrase is not None
+            else None
+        )
+        if table_key is not None:
+            host.use_table_key(table_key)
         self.replicas: list[TableReplica] = [host]
         for i in range(1, self.players + self.spectators):
             role = PLAYER if i < self.players else SPECTATOR
@@ -146,6 +157,8 @@ class PeerMesh:
                 heartbeat_interval=self.heartbeat,
             )
             replica.request_table(host.me, 0, 0.0)
+            if table_key is not None:
+                replica.use_table_key(table_key)
             self.replicas.append(replica)
         levels = self.levels or (CASUAL,) * self.players
         self.bots = [

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 
@@ -27,11 +27,18 @@ class Mutant:
     operator: str
     description: str
     original: str  # the original source line, stripped
+    function: str = ""  # the enclosing function, as `Class.method` ("" at module level)
 
     @property
     def key(self) -> str:
         """A name that survives edits elsewhere in the file (line numbers do not)."""
         return f"{self.module} | {self.original} | {self.description}"
+
+    @property
+    def scoped_key(self) -> str:
+        """`key` with the enclosing function (`module::Class.method | ...`): names one of
+        several identical lines of a module (each `self._after_sync()`, say)."""
+        return f"{self.module}::{self.function} | {self.original} | {self.description}"
 
 
 _COMPARE_SWAPS: dict[type[ast.cmpop], type[ast.cmpop]] = {
@@ -289,6 +296,20 @@ def _line_of(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> int:
     return int(getattr(node, "lineno", 0))
 
 
+def _function_of(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> str:
+    """The qualified name of the function around `node` (`Class.method`), "" if none."""
+    names: list[str] = []
+    inside = False
+    while node in parents:
+        node = parents[node]
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            names.append(node.name)
+            inside = True
+        elif isinstance(node, ast.ClassDef):
+            names.append(node.name)
+    return ".".join(reversed(names)) if inside else ""
+
+
 def mutation_points(source: str, module: str) -> list[Mutant]:
     """Every place a mutant can go (cheap: not yet checked to compile or to change the code)."""
     lines = source.splitlines()
@@ -298,7 +319,8 @@ def mutation_points(source: str, module: str) -> list[Mutant]:
     for index, (node, operator, description, _) in enumerate(_points(tree)):
         line = _line_of(node, parents)
         text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
-        points.append(Mutant(module, index, line, operator, description, text))
+        function = _function_of(node, parents)
+        points.append(Mutant(module, index, line, operator, description, text, function))
     return points
 
 
@@ -320,13 +342,14 @@ def generate_mutants(
     *,
     sample: int | None = None,
     rng: random.Random | None = None,
-    matching: str | None = None,
+    matching: str | Sequence[str] | None = None,
 ) -> list[Mutant]:
     """Valid mutants of `source`: all of them, or a random `sample` of them (in file order);
-    only those whose `key` contains `matching`, if given."""
+    only those whose `key` contains `matching` (or one of its texts), if given."""
     points = mutation_points(source, module)
     if matching is not None:
-        points = [m for m in points if matching in m.key]
+        texts = [matching] if isinstance(matching, str) else list(matching)
+        points = [m for m in points if any(text in m.key for text in texts)]
     if sample is not None:
         (rng or random.Random(0)).shuffle(points)
     chosen: list[Mutant] = []

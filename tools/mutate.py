@@ -28,6 +28,7 @@ import argparse
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -48,11 +49,15 @@ TEST_SUBSETS: dict[str, tuple[str, ...]] = {
     "nerts_p2p/game/engine.py": (
         "tests/engine/test_rules_scenarios.py",
         "tests/engine/test_completeness.py",
+        "tests/engine/test_stuck.py",
+        "tests/engine/test_variants.py",
+        "tests/engine/test_owners_view.py",
         "tests/engine/test_properties.py::test_a_rejected_move_changes_nothing",
         "tests/engine/test_properties.py::test_every_card_of_every_deck_is_in_exactly_one_place",
     ),
     "nerts_p2p/game/legal.py": (
         "tests/engine/test_completeness.py",
+        "tests/engine/test_stuck.py",
         "tests/engine/test_properties.py",
     ),
     "nerts_p2p/game/scoring.py": (
@@ -63,26 +68,45 @@ TEST_SUBSETS: dict[str, tuple[str, ...]] = {
     ),
     "nerts_p2p/table/replica.py": (
         "tests/replication/test_pinned_behaviours.py",
+        "tests/replication/test_replica_rules.py",
         "tests/replication/test_round_end.py",
         "tests/replication/test_races.py",
         "tests/replication/test_order.py",
-        "tests/replication/test_partnerships.py",
         "tests/replication/test_hostile_table.py",
+        "tests/replication/test_fair_ties.py",
+        "tests/replication/test_wedged_lobby.py",
+        "tests/replication/test_lobby_state_hash.py",
+        "tests/replication/test_one_way_link.py",
+        "tests/replication/test_restarts.py",
+        "tests/replication/test_lies_about_time.py",
+        "tests/replication/test_blind_peer.py",
+        "tests/replication/test_partnerships.py",
+        "tests/replication/test_catch_up.py",
+        "tests/replication/test_departures.py",
     ),
     "protocol/order.py": (
         "tests/replication/test_pinned_behaviours.py",
         "tests/replication/test_order.py",
         "tests/replication/test_hostile_table.py::test_a_host_who_sits_a_round_out_can_still_start_it",
         "tests/protocol/test_sync_rules.py",
+        "tests/replication/test_fair_ties.py",
         "tests/replication/test_races.py",
+        "tests/replication/test_replica_rules.py",
+        "tests/replication/test_departures.py",
     ),
     "protocol/sync.py": (
         "tests/protocol/test_sync_pinned.py",
+        "tests/protocol/test_anti_entropy_rules.py",
         "tests/replication/test_pinned_behaviours.py",
         "tests/protocol/test_sync_rules.py",
         "tests/protocol/test_hostile.py",
         "tests/replication/test_order.py",
         "tests/replication/test_round_end.py",
+        "tests/replication/test_one_way_link.py",
+        "tests/replication/test_restarts.py",
+        "tests/replication/test_lies_about_time.py",
+        "tests/replication/test_catch_up.py",
+        "tests/replication/test_departures.py",
     ),
     "protocol/schema.py": (
         "tests/protocol/test_schema_words.py",
@@ -92,6 +116,11 @@ TEST_SUBSETS: dict[str, tuple[str, ...]] = {
 }
 
 EQUIVALENT_FILE = Path(__file__).resolve().parent / "mutation_equivalent.txt"
+#: How `tools.mutants` describes a mutation (the last field of an equivalent's entry).
+_MUTATION = re.compile(
+    r"\S+ -> \S+|not in -> in|in -> not in|is not -> is|is -> is not|statement deleted"
+    r"|drop `not`|negate the condition|negate a comprehension filter|return None instead"
+)
 
 #: Runs of the subset with the unmutated code: the per-mutant timeout defaults to this
 #: many times the slowest of them (plus a margin for a loaded host).
@@ -144,18 +173,31 @@ class CampaignError(Exception):
 
 
 def load_equivalent(path: Path = EQUIVALENT_FILE) -> set[str]:
-    """Mutant keys known to be equivalent: `module | original line | mutation  # why`."""
+    """Mutant keys known to be equivalent: `module | original line | mutation  # why`, the
+    module optionally scoped to a function (`module::Class.method`)."""
     if not path.exists():
         return set()
     keys = set()
     for raw in path.read_text().splitlines():
-        line = raw.split("  #", 1)[0].strip()
-        parts = [part.strip() for part in line.split(" | ")]
-        if line and not line.startswith("#") and len(parts) >= 3:
-            # The original line may itself hold " | " (`seen | mask`): module and mutation
-            # are the outer fields.
-            keys.add(" | ".join([parts[0], " | ".join(parts[1:-1]), parts[-1]]))
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        # The reason follows the mutation after "  #", but the original line may hold a
+        # comment of its own, and " | " (`seen | mask`): the entry ends at the first "  #"
+        # whose last field reads as a mutation; module and mutation are the outer fields.
+        ends = [i for i in range(len(line)) if line.startswith("  #", i)] + [len(line)]
+        for end in ends:
+            parts = [part.strip() for part in line[:end].split(" | ")]
+            if len(parts) >= 3 and _MUTATION.fullmatch(parts[-1]):
+                keys.add(" | ".join([parts[0], " | ".join(parts[1:-1]), parts[-1]]))
+                break
     return keys
+
+
+def is_listed(mutant: Mutant, equivalent: set[str]) -> bool:
+    """Listed as equivalent: by its key, or by its key scoped to its function
+    (`module::Class.method | line | mutation`), which names only that function's line."""
+    return mutant.key in equivalent or mutant.scoped_key in equivalent
 
 
 def _copy_tree(root: Path, into: Path) -> Path:
@@ -252,7 +294,7 @@ def run_module(
             result = MutantResult(
                 mutant,
                 {"passed": "survived", "failed": "killed", "timeout": "timeout"}[outcome],
-                equivalent=outcome == "passed" and mutant.key in equivalent,
+                equivalent=outcome == "passed" and is_listed(mutant, equivalent),
             )
             report.results.append(result)
             progress(done, len(mutants), report.killed)
@@ -298,7 +340,8 @@ def report_text(reports: Sequence[ModuleReport], seed: int) -> str:
         for res in survivors:
             m = res.mutant
             mark = " [equivalent]" if res.equivalent else ""
-            out.append(f"  {m.module}:{m.line}: {m.description}{mark}")
+            where = f" ({m.function})" if m.function else ""
+            out.append(f"  {m.module}:{m.line}{where}: {m.description}{mark}")
             out.append(f"      {m.original}")
     return "\n".join(out)
 
@@ -364,8 +407,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--matching",
+        action="append",
         metavar="TEXT",
-        help="only mutants whose 'module | line | mutation' contains TEXT (to recheck one)",
+        help="only mutants whose 'module | line | mutation' contains TEXT (to recheck one; "
+        "repeatable: any of the texts)",
     )
     parser.add_argument("--list", action="store_true", help="list the mutants, run nothing")
     parser.add_argument("--json", action="store_true", help="one JSON object on stdout")

@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from nerts_p2p.game.state import GameState
+from nerts_p2p.game.state import GameState, SeatState
 
 CARD_RATIO = 1.4  # height / width
 
@@ -178,10 +178,71 @@ def _foundation_grid(band: Rect, seats: int) -> tuple[tuple[Rect, ...], float, f
 
 
 def table_layout(
-    width: int, height: int, seats: int, my_seat: int | None, work_piles: int = 4
+    width: int,
+    height: int,
+    seats: int,
+    my_seat: int | None,
+    work_piles: int = 4,
+    *,
+    scale: float = 1.0,
 ) -> TableLayout:
-    """The whole screen for `seats` seats. `my_seat` None: the spectator's view."""
-    width, height = max(320, int(width)), max(240, int(height))
+    """The whole screen for `seats` seats. `my_seat` None: the spectator's view.
+
+    `scale` is the UI scale (2 on a high-DPI display): the table is laid out for a window
+    of `width / scale` by `height / scale` and every place multiplied by `scale`, so text
+    sizes, buttons and the smallest cards are as large to the eye as at scale 1."""
+    if scale <= 0:
+        raise ValueError(f"the UI scale must be positive, got {scale}")
+    if scale == 1:
+        return _table_layout(width, height, seats, my_seat, work_piles)
+    logical = _table_layout(width / scale, height / scale, seats, my_seat, work_piles)
+    return scaled_layout(
+        logical, scale, max(int(width), logical.width), max(int(height), logical.height)
+    )
+
+
+def scaled_layout(layout: TableLayout, scale: float, width: int, height: int) -> TableLayout:
+    """`layout` with every place and size multiplied by `scale`."""
+
+    def r(rect: Rect) -> Rect:
+        return Rect(rect.x * scale, rect.y * scale, rect.w * scale, rect.h * scale)
+
+    seats = tuple(
+        SeatLayout(
+            sl.seat,
+            r(sl.box),
+            sl.card_w * scale,
+            sl.card_h * scale,
+            sl.big,
+            r(sl.label),
+            r(sl.nerts),
+            r(sl.stock),
+            r(sl.waste),
+            tuple(r(w) for w in sl.work),
+            sl.fan * scale,
+            sl.waste_step * scale,
+        )
+        for sl in layout.seats
+    )
+    return TableLayout(
+        width,
+        height,
+        layout.my_seat,
+        seats,
+        r(layout.centre),
+        tuple(r(f) for f in layout.foundation_slots),
+        layout.foundation_w * scale,
+        layout.foundation_h * scale,
+        {name: r(b) for name, b in layout.buttons.items()},
+        r(layout.status),
+    )
+
+
+def _table_layout(
+    width: float, height: float, seats: int, my_seat: int | None, work_piles: int
+) -> TableLayout:
+    # Floats: at a UI scale the logical size need not be whole pixels.
+    width, height = max(320.0, float(width)), max(240.0, float(height))
     status_h = max(18.0, height * 0.03)
     status = Rect(0, height - status_h, width, status_h)
     usable_h = height - status_h
@@ -223,7 +284,9 @@ def table_layout(
     slots, fw, fh = _foundation_grid(
         Rect(centre.x + 8, centre.y + 4, centre.w - 16, centre.h - 8), seats
     )
-    return TableLayout(width, height, my_seat, layouts, centre, slots, fw, fh, buttons, status)
+    return TableLayout(
+        round(width), round(height), my_seat, layouts, centre, slots, fw, fh, buttons, status
+    )
 
 
 # --- where the cards of a state are ---------------------------------------------------------
@@ -238,42 +301,54 @@ def foundation_order(state: GameState) -> list[int]:
 def card_places(layout: TableLayout, state: GameState) -> list[CardPlace]:
     """Every card drawn on the table, bottom-most first (later ones are drawn on top)."""
     out: list[CardPlace] = []
-    for seat_no, seat in enumerate(state.seats):
-        if seat_no >= len(layout.seats):
+    for seat_no, seat in enumerate(state.seats[: len(layout.seats)]):
+        out.extend(seat_places(layout.seats[seat_no], seat))
+    out.extend(foundation_places(layout, state))
+    return out
+
+
+def seat_places(sl: SeatLayout, seat: SeatState) -> list[CardPlace]:
+    """The cards of one seat's layout, bottom-most first."""
+    seat_no = sl.seat
+    out: list[CardPlace] = []
+    # The Nerts pile: only the top matters on screen; the count is drawn beside it.
+    if seat.nerts_up:
+        out.append(
+            CardPlace(
+                seat.nerts_up[-1], True, sl.nerts, PileRef(seat_no, NERTS), seat.nerts_count - 1
+            )
+        )
+    elif seat.nerts_hidden:
+        out.append(
+            CardPlace(
+                seat.nerts_hidden[-1],
+                False,
+                sl.nerts,
+                PileRef(seat_no, NERTS),
+                seat.nerts_count - 1,
+            )
+        )
+    if seat.stock:
+        out.append(CardPlace(seat.stock[0], False, sl.stock, PileRef(seat_no, STOCK), 0))
+    shown = seat.waste[-3:]
+    base = len(seat.waste) - len(shown)
+    for i, entry in enumerate(shown):
+        rect = Rect(sl.waste.x + i * sl.waste_step, sl.waste.y, sl.card_w, sl.card_h)
+        out.append(CardPlace(entry, True, rect, PileRef(seat_no, WASTE), base + i))
+    for k, pile in enumerate(seat.work):
+        if k >= len(sl.work):
             break
-        sl = layout.seats[seat_no]
-        # The Nerts pile: only the top matters on screen; the count is drawn beside it.
-        if seat.nerts_up:
-            out.append(
-                CardPlace(
-                    seat.nerts_up[-1], True, sl.nerts, PileRef(seat_no, NERTS), seat.nerts_count - 1
-                )
-            )
-        elif seat.nerts_hidden:
-            out.append(
-                CardPlace(
-                    seat.nerts_hidden[-1],
-                    False,
-                    sl.nerts,
-                    PileRef(seat_no, NERTS),
-                    seat.nerts_count - 1,
-                )
-            )
-        if seat.stock:
-            out.append(CardPlace(seat.stock[0], False, sl.stock, PileRef(seat_no, STOCK), 0))
-        shown = seat.waste[-3:]
-        base = len(seat.waste) - len(shown)
-        for i, entry in enumerate(shown):
-            rect = Rect(sl.waste.x + i * sl.waste_step, sl.waste.y, sl.card_w, sl.card_h)
-            out.append(CardPlace(entry, True, rect, PileRef(seat_no, WASTE), base + i))
-        for k, pile in enumerate(seat.work):
-            if k >= len(sl.work):
-                break
-            step = sl.work_step(k, len(pile))
-            region = sl.work[k]
-            for i, entry in enumerate(pile):
-                rect = Rect(region.x, region.y + i * step, sl.card_w, sl.card_h)
-                out.append(CardPlace(entry, True, rect, PileRef(seat_no, WORK, k), i))
+        step = sl.work_step(k, len(pile))
+        region = sl.work[k]
+        for i, entry in enumerate(pile):
+            rect = Rect(region.x, region.y + i * step, sl.card_w, sl.card_h)
+            out.append(CardPlace(entry, True, rect, PileRef(seat_no, WORK, k), i))
+    return out
+
+
+def foundation_places(layout: TableLayout, state: GameState) -> list[CardPlace]:
+    """The top card of each foundation, in its slot in the centre."""
+    out: list[CardPlace] = []
     for slot, base in enumerate(foundation_order(state)):
         if slot >= len(layout.foundation_slots):
             break
@@ -289,6 +364,29 @@ def card_places(layout: TableLayout, state: GameState) -> list[CardPlace]:
                 )
             )
     return out
+
+
+class PlaceCache:
+    """`card_places` for frame after frame: a seat whose layout did not change since the
+    last frame keeps its places (a move changes one seat and the foundations)."""
+
+    def __init__(self) -> None:
+        self._layout: TableLayout | None = None
+        self._seats: dict[int, tuple[SeatState, list[CardPlace]]] = {}
+
+    def places(self, layout: TableLayout, state: GameState) -> list[CardPlace]:
+        if layout is not self._layout:
+            self._layout = layout
+            self._seats.clear()
+        out: list[CardPlace] = []
+        for seat_no, seat in enumerate(state.seats[: len(layout.seats)]):
+            cached = self._seats.get(seat_no)
+            if cached is None or (cached[0] is not seat and cached[0] != seat):
+                cached = (seat, seat_places(layout.seats[seat_no], seat))
+                self._seats[seat_no] = cached
+            out.extend(cached[1])
+        out.extend(foundation_places(layout, state))
+        return out
 
 
 class Hit(NamedTuple):

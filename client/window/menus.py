@@ -7,11 +7,19 @@ from pathlib import Path
 import pygame
 
 from nerts_p2p.game.bots import LEVELS, level_named
+from protocol.messages import PLAYER, SPECTATOR
 
 from .practice import WINDOW_FRAME_BUDGET, practice_table
 from .replay_file import ReplayError, load_replay
 from .screen import App
-from .settings import COLOUR_NAMES, SEAT_COLOURS, WINDOW_SIZES, Settings, replays_dir
+from .settings import (
+    COLOUR_NAMES,
+    SEAT_COLOURS,
+    UI_SCALES,
+    WINDOW_SIZES,
+    Settings,
+    replays_dir,
+)
 from .widgets import Button, button_at, column, text_lines
 
 LEVEL_ORDER = list(LEVELS)
@@ -27,17 +35,23 @@ class StartScreen:
 
     def buttons(self) -> list[Button]:
         width, height = self.app.size
-        bh = max(40, min(56, height // 14))
         items = [
             ("practice", f"Practice: you and {self.seats - 1} bots  (P)"),
             ("seats", f"Seats: {self.seats}   (click to change)"),
             ("level", f"Bots: {self.level}   (click to change)"),
             ("watch", "Watch the bots play  (W)"),
+            ("host", "Host a table  (O)"),
+            ("join", "Join a table  (J)"),
+            ("spectate", "Spectate a table  (V)"),
             ("replays", "Replays  (R)"),
             ("settings", "Settings  (S)"),
             ("quit", "Quit  (Esc)"),
         ]
-        return column(items, width // 2, int(height * 0.26), min(520, width - 40), bh, bh // 4)
+        per = height * 0.7 / len(items)
+        k = self.app.scale
+        bh = int(max(28 * k, min(52 * k, per * 0.8)))
+        gap = int(max(4, per - bh))
+        return column(items, width // 2, int(height * 0.24), int(min(520 * k, width - 40)), bh, gap)
 
     def handle(self, event: pygame.event.Event, now: float) -> None:
         name = None
@@ -48,6 +62,9 @@ class StartScreen:
             name = {
                 "p": "practice",
                 "w": "watch",
+                "o": "host",
+                "j": "join",
+                "v": "spectate",
                 "r": "replays",
                 "s": "settings",
                 "escape": "quit",
@@ -74,6 +91,14 @@ class StartScreen:
             self.seats = self.seats + 1 if self.seats < 8 else 2
         elif name == "level":
             self.level = LEVEL_ORDER[(LEVEL_ORDER.index(self.level) + 1) % len(LEVEL_ORDER)]
+        elif name == "host":
+            from .host_screen import HostScreen
+
+            app.show(HostScreen(app))
+        elif name in ("join", "spectate"):
+            from .tables_screen import TablesScreen
+
+            app.show(TablesScreen(app, PLAYER if name == "join" else SPECTATOR))
         elif name == "replays":
             app.show(ReplayListScreen(app))
         elif name == "settings":
@@ -92,7 +117,8 @@ class StartScreen:
         title = fonts.text("Nerts", height * 0.1, theme.text, True)
         surface.blit(title, title.get_rect(midtop=(width / 2, height * 0.05)))
         sub = fonts.text(
-            f"Welcome, {app.settings.name}. Practice is local: nothing goes on the network.",
+            f"Welcome, {app.settings.name}. Practice is local; network tables play on "
+            f"{app.interface}.",
             height * 0.03,
             theme.dim_text,
         )
@@ -117,8 +143,10 @@ class SettingsScreen:
 
     def buttons(self) -> list[Button]:
         s = self.app.settings
+        app_scale = self.app.scale
         width, height = self.app.size
-        bh = max(36, min(50, height // 16))
+        k = self.app.scale
+        bh = int(max(36 * k, min(50 * k, height // 16)))
         name = f"Name: {self.draft}{'_' if self.editing else ''}" + (
             "" if self.editing else "   (click to type)"
         )
@@ -129,9 +157,15 @@ class SettingsScreen:
             ("contrast", f"High contrast: {'on' if s.high_contrast else 'off'}"),
             ("sound", f"Sound: {'on' if s.sound else 'off'}"),
             ("size", f"Window size: {s.width} x {s.height}"),
+            (
+                "scale",
+                "UI scale: " + (f"auto ({app_scale:g})" if not s.ui_scale else f"{s.ui_scale:g}"),
+            ),
             ("back", "Back  (Esc)"),
         ]
-        return column(items, width // 2, int(height * 0.16), min(560, width - 40), bh, bh // 4)
+        return column(
+            items, width // 2, int(height * 0.16), int(min(560 * k, width - 40)), bh, bh // 4
+        )
 
     def handle(self, event: pygame.event.Event, now: float) -> None:
         app = self.app
@@ -171,6 +205,10 @@ class SettingsScreen:
             current = (s.width, s.height)
             nxt = sizes[(sizes.index(current) + 1) % len(sizes)] if current in sizes else sizes[1]
             values["width"], values["height"] = nxt
+        elif name == "scale":
+            scales = list(UI_SCALES)
+            at = scales.index(s.ui_scale) if s.ui_scale in scales else 0
+            values["ui_scale"] = scales[(at + 1) % len(scales)]
         elif name == "back":
             app.show(app.start_screen())
             return
@@ -222,11 +260,14 @@ class ReplayListScreen:
 
     def buttons(self) -> list[Button]:
         width, height = self.app.size
-        bh = max(34, min(46, height // 18))
+        k = self.app.scale
+        bh = int(max(34 * k, min(46 * k, height // 18)))
         items = [(str(i), path.stem) for i, path in enumerate(self.files)] + [
             ("back", "Back  (Esc)")
         ]
-        return column(items, width // 2, int(height * 0.16), min(640, width - 40), bh, bh // 5)
+        return column(
+            items, width // 2, int(height * 0.16), int(min(640 * k, width - 40)), bh, bh // 5
+        )
 
     def handle(self, event: pygame.event.Event, now: float) -> None:
         name = None

@@ -17,37 +17,23 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from nerts_p2p.game.bots import BotLevel, BotPlayer
-from nerts_p2p.game.cards import card_name
 from nerts_p2p.game.errors import NertsError, Rejection, RejectReason
-from nerts_p2p.game.moves import PLAY, Move
+from nerts_p2p.game.moves import Move
 from nerts_p2p.game.rules import Rules
-from nerts_p2p.game.state import ENDED_NERTS
-from nerts_p2p.table.replica import (
-    GameEvent,
-    PeerExpelled,
-    ProtocolViolation,
-    RaceLost,
-    ReplicatedRound,
-    RoundEnded,
-    RoundFinal,
-    TableReplica,
-)
+from nerts_p2p.table.replica import GameEvent, ReplicatedRound, TableReplica
 from protocol.messages import PLAYER, SPECTATOR
 from protocol.signing import SigningKeyPair
 
 from .link import InMemoryLink
 from .recorder import MatchRecorder
 from .replay_file import Replay
+from .replica_view import EventReader, pending_cards, seat_names
 from .session import (
     ENDED,
     LOBBY,
     PLAYING,
     SCORED,
-    MessageNotice,
-    NertsNotice,
     Notice,
-    RaceLostNotice,
-    RotationNotice,
     RoundResult,
     RoundScoredNotice,
     TableView,
@@ -115,6 +101,8 @@ class PracticeTable:
     #: The start time on the caller's clock (the window's monotonic seconds).
     now: float = 0.0
     _notices: list[Notice] = field(default_factory=list)
+    #: Nothing here can go away from under us: the practice table has no problem to show.
+    problem: str | None = None
 
     def __post_init__(self) -> None:
         if self.rules.partnerships:
@@ -174,9 +162,9 @@ class PracticeTable:
         self.round_started_at: dict[int, float] = {}
         self.want_round = 1  # the round we are ready to play (we say ready at once for round 1)
         self.left = False
-        self.results: list[RoundResult] = []
+        self.reader = EventReader(self.me)
+        self.results: list[RoundResult] = self.reader.results
         self.recorder = MatchRecorder()
-        self._rotations_announced = 0
         self._scored_at: float | None = None
         self._flush()
 
@@ -243,7 +231,6 @@ class PracticeTable:
         for index in range(len(self.replicas)):
             self._lobby(index)
         self._flush()
-        self._note_rotation()
         self.recorder.note(self.me, self.now)
 
     def notices(self) -> list[Notice]:
@@ -279,26 +266,10 @@ class PracticeTable:
     # --- the machinery -------------------------------------------------------------------
 
     def _names(self, rnd: ReplicatedRound | None) -> tuple[str, ...]:
-        if rnd is None:
-            return tuple(f"seat {s}" for s in range(self.rules.seats))
-        members = self.me.sync.members
-        out = []
-        for seat in range(rnd.rules.seats):
-            member = members.get(rnd.dealer[seat])
-            out.append(member.name if member is not None else f"seat {seat}")
-        return tuple(out)
+        return seat_names(self.me, rnd, self.rules.seats)
 
     def _pending(self, rnd: ReplicatedRound) -> frozenset[int]:
-        stable = rnd.log.stable_count()
-        me = self.me.me
-        return frozenset(
-            step.move.card
-            for step in rnd.steps[stable:]
-            if step.op.author == me
-            and step.applied
-            and step.move is not None
-            and step.move.action == PLAY
-        )
+        return pending_cards(self.me, rnd)
 
     def _flush(self) -> None:
         for index, replica in enumerate(self.replicas):
@@ -309,54 +280,10 @@ class PracticeTable:
                 self._on_events(events)
 
     def _on_events(self, events: list[GameEvent]) -> None:
-        rnd = self.me.current_round
-        names = self._names(rnd)
-        for event in events:
-            if isinstance(event, RaceLost):
-                who = names[event.winner_seat] if event.winner_seat is not None else "another seat"
-                card = card_name(event.move.card)
-                text = f"{who} was first: your {card} goes back"
-                self._notices.append(RaceLostNotice(event.move, event.winner_seat, text))
-            elif isinstance(event, RoundEnded):
-                if event.ended_by == ENDED_NERTS:
-                    seat = event.called_by
-                    who = names[seat] if seat is not None else "someone"
-                    self._notices.append(NertsNotice(seat, f"Nerts! called by {who}"))
-                else:
-                    self._notices.append(
-                        RotationNotice(-1, "Everyone is stuck again: the round is over")
-                    )
-            elif isinstance(event, RoundFinal):
-                state = self.me.rounds[event.round].state
-                result = RoundResult(
-                    event.round,
-                    event.scores,
-                    event.cheaters,
-                    event.totals,
-                    state.ended_by or "",
-                    state.called_by,
-                    event.match_winner,
-                )
-                self.results.append(result)
-                self._scored_at = self.now
-                self._notices.append(RoundScoredNotice(result))
-            elif isinstance(event, PeerExpelled):
-                self._notices.append(MessageNotice("a peer was expelled for cheating"))
-            elif isinstance(event, ProtocolViolation):
-                self._notices.append(MessageNotice(f"protocol problem: {event.reason}"))
-
-    def _note_rotation(self) -> None:
-        rnd = self.me.current_round
-        if rnd is None:
-            return
-        rotations = rnd.state.rotations
-        if rotations > self._rotations_announced:
-            self._rotations_announced = rotations
-            self._notices.append(
-                RotationNotice(
-                    rotations, "Everyone was stuck: every stock turns over, top card to bottom"
-                )
-            )
+        notices = self.reader.notices(events)
+        if any(isinstance(n, RoundScoredNotice) for n in notices):
+            self._scored_at = self.now
+        self._notices.extend(notices)
 
     def _bot_turn(self, index: int) -> None:
         replica, bot = self.replicas[index], self.bots[index]

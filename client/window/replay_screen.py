@@ -124,7 +124,7 @@ class ReplayScreen:
         ]
 
     def bar_height(self) -> int:
-        return max(30, int(self.app.size[1] * 0.05))
+        return max(round(30 * self.app.scale), int(self.app.size[1] * 0.05))
 
     def handle(self, event: pygame.event.Event, now: float) -> None:
         name = None
@@ -184,7 +184,12 @@ class ReplayScreen:
         view = self.view()
         surface.fill(app.theme.panel)
         layout = table_layout(
-            width, height - self.bar_height(), view.rules.seats, None, view.rules.work_piles
+            width,
+            height - self.bar_height(),
+            view.rules.seats,
+            None,
+            view.rules.work_piles,
+            scale=app.scale,
         )
         assert view.state is not None
         places = card_places(layout, view.state)

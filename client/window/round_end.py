@@ -28,7 +28,7 @@ class RoundEndScreen:
         view = self.table.view
         result = view.results[-1]
         out = []
-        bw, bh = 220, 48
+        bw, bh = round(220 * self.app.scale), round(48 * self.app.scale)
         y = height - bh - 24
         if result.match_winner is None and not view.watching:
             label = "Dealing..." if view.phase == LOBBY else "Next round (Enter)"
@@ -63,7 +63,8 @@ class RoundEndScreen:
         surface.fill(theme.felt)
         result = view.results[-1]
         names = view.names
-        size = max(16.0, min(30.0, height / 30))
+        k = app.scale
+        size = max(16.0 * k, min(30.0 * k, height / 30))
         y = 20
         how = (
             f"Nerts! called by {names[result.called_by]}"
@@ -160,7 +161,13 @@ class RoundEndScreen:
             image = fonts.text(label, rect.h * 0.42, theme.button_text, True)
             surface.blit(image, image.get_rect(center=rect.center))
         if view.watching and result.match_winner is None:
-            line = "The bots deal the next round in a few seconds."
+            from .practice import PracticeTable
+
+            line = (
+                "The bots deal the next round in a few seconds."
+                if isinstance(self.table.session, PracticeTable)
+                else "The next round starts when the players are ready."
+            )
             image = fonts.text(line, size * 0.85, theme.dim_text)
             surface.blit(image, image.get_rect(midbottom=(width / 2, height - 84)))
 

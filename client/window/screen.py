@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Protocol
 
 import pygame
 
 from .art import ArtCache, Fonts, Theme
 from .settings import Settings
 from .sound import Sounds
+
+if TYPE_CHECKING:
+    from .app import Task
 
 
 class Screen(Protocol):
@@ -28,6 +32,11 @@ class App(Protocol):
     settings: Settings
     sounds: Sounds
     message: str
+    interface: str
+    #: The UI scale (2 on a high-DPI display): fixed pixel sizes are multiplied by it.
+    scale: float
+    #: The screen shown now.
+    screen: Screen
 
     @property
     def size(self) -> tuple[int, int]: ...
@@ -42,3 +51,9 @@ class App(Protocol):
     def apply_settings(self, settings: Settings) -> None: ...
 
     def start_screen(self) -> Screen: ...
+
+    def spawn(
+        self,
+        work: Callable[[], Awaitable[None]],
+        on_error: Callable[[str], None] | None = None,
+    ) -> Task: ...

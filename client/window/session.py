@@ -104,6 +104,9 @@ Notice = RaceLostNotice | RotationNotice | NertsNotice | RoundScoredNotice | Mes
 class TableSession(Protocol):
     """The window's side of a table (see the module docstring)."""
 
+    #: Why the table is gone for us, in plain words (None while all is well).
+    problem: str | None
+
     def view(self) -> TableView: ...
 
     def advance(self, now: float) -> None:

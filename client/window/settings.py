@@ -29,6 +29,8 @@ SEAT_COLOURS: tuple[tuple[int, int, int], ...] = (
 )
 COLOUR_NAMES = ("blue", "red", "green", "purple", "orange", "teal", "pink", "slate")
 WINDOW_SIZES: tuple[tuple[int, int], ...] = ((1024, 640), (1280, 800), (1600, 1000), (1920, 1200))
+#: UI scales a player can choose (0: auto, from the display).
+UI_SCALES: tuple[float, ...] = (0.0, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0)
 MAX_NAME = 24
 
 
@@ -41,15 +43,20 @@ class Settings:
     sound: bool = True
     width: int = 1280
     height: int = 800
+    #: How large the window draws text, buttons and cards: 2 on a high-DPI display, where
+    #: the window is also opened twice as large in pixels. 0: chosen from the display.
+    ui_scale: float = 0.0
 
     def cleaned(self) -> Settings:
         name = " ".join(str(self.name).split())[:MAX_NAME] or "you"
+        scale = float(self.ui_scale)
         return replace(
             self,
             name=name,
             colour=self.colour % len(SEAT_COLOURS),
             width=max(640, min(3840, self.width)),
             height=max(400, min(2160, self.height)),
+            ui_scale=0.0 if not scale > 0 else max(1.0, min(3.0, scale)),
         )
 
 
@@ -91,6 +98,8 @@ def load_settings(path: Path | None = None) -> tuple[Settings, str]:
     defaults = Settings()
     for f in fields(Settings):
         value = data.get(f.name, getattr(defaults, f.name))
+        if isinstance(getattr(defaults, f.name), float) and type(value) is int:
+            value = float(value)  # "ui_scale": 2 is as good as 2.0
         if type(value) is type(getattr(defaults, f.name)):
             values[f.name] = value
     return Settings(**values).cleaned(), ""  # type: ignore[arg-type]
@@ -116,3 +125,14 @@ def seat_colours(my_colour: int, seats: int, my_seat: int | None) -> list[tuple[
     mine = my_colour % len(SEAT_COLOURS)
     others = iter([c for i, c in enumerate(SEAT_COLOURS) if i != mine] * 2)
     return [SEAT_COLOURS[mine] if seat == my_seat else next(others) for seat in range(seats)]
+
+
+def auto_ui_scale(
+    window_pixels: tuple[int, int], window_points: tuple[int, int], desktop_width: int
+) -> float:
+    """The UI scale for a display, where the player chose none: the ratio of the window's
+    pixels to its size in screen points where the system reports one (macOS, Wayland),
+    else 2 on a desktop at least 3200 pixels wide (a 4K or 5K panel is high-DPI) and 1 below."""
+    if window_points[0] > 0 and window_pixels[0] > window_points[0]:
+        return max(1.0, min(3.0, round(window_pixels[0] / window_points[0] * 4) / 4))
+    return 2.0 if desktop_width >= 3200 else 1.0

@@ -7,24 +7,26 @@ lost race's, glides to its new place), and which of our cards just settled.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import math
+from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
 import pygame
 
 from nerts_p2p.game.cards import CARD_MASK, face_of
-from nerts_p2p.game.state import GameState
+from nerts_p2p.game.state import GameState, SeatState
 
 from .art import HIGH_CONTRAST, NORMAL, ArtCache, CardArt, Colour, Fonts, Theme
 from .intents import Drag, Selection
 from .layout import (
-    FOUNDATION,
     CardPlace,
     Rect,
+    SeatLayout,
     TableLayout,
     foundation_order,
 )
 from .session import TableView
+from .widgets import translucent
 
 GLIDE = 0.14  # seconds a moved card takes to reach its new place
 RACE_BACK = 0.45  # a card that lost a race goes back slowly enough to be seen
@@ -33,6 +35,24 @@ SETTLE_FLASH = 0.5
 
 def _rect(r: Rect) -> pygame.Rect:
     return pygame.Rect(round(r.x), round(r.y), round(r.w), round(r.h))
+
+
+def cover(r: Rect) -> pygame.Rect:
+    """The whole pixels `r` touches (so boxes side by side leave no pixel between them)."""
+    x, y = math.floor(r.x), math.floor(r.y)
+    return pygame.Rect(x, y, math.ceil(r.right) - x, math.ceil(r.bottom) - y)
+
+
+def felt_regions(layout: TableLayout) -> list[pygame.Rect]:
+    """The parts of the window outside every seat's box: the centre, the status line, and
+    (playing) the column of buttons beside our own layout. With the seats' boxes they
+    cover the whole window."""
+    screen = pygame.Rect(0, 0, layout.width, layout.height)
+    regions = [cover(layout.centre), cover(layout.status)]
+    if layout.my_seat is not None:
+        own = layout.seats[layout.my_seat].box
+        regions.append(cover(Rect(own.right, own.y, layout.width - own.right, own.h)))
+    return [r.clip(screen) for r in regions]
 
 
 @dataclass
@@ -54,6 +74,8 @@ class TableRenderer:
     _pending_before: frozenset[int] = frozenset()
     _settled: dict[int, float] = field(default_factory=dict)
     _background: tuple[tuple[int, int, bool], pygame.Surface] | None = None
+    #: seat -> (its state, colour, name, its picture) while the seat holds still.
+    _seats: dict[int, tuple[SeatState, Colour, str, pygame.Surface]] = field(default_factory=dict)
 
     @property
     def theme(self) -> Theme:
@@ -71,6 +93,7 @@ class TableRenderer:
         do not glide across the table."""
         self._last_at.clear()
         self._glides.clear()
+        self._seats.clear()
 
     def dropped_at(self, card: int, x: float, y: float) -> None:
         """A card was let go at (x, y): if it does not go anywhere, it glides back from there."""
@@ -91,39 +114,54 @@ class TableRenderer:
         drag: Drag | None = None,
     ) -> None:
         state = view.state
-        surface.blit(self._felt(layout), (0, 0))
+        felt = self._felt(layout)
         if state is None:
+            surface.blit(felt, (0, 0))
             return
+        # Every pixel is painted each frame: the felt between the seats here, and each
+        # seat's box below (from its cached picture, or felt and cards drawn live).
+        for region in felt_regions(layout):
+            surface.blit(felt, region.topleft, region)
         self._note_settled(view.pending, now)
-        self._labels(surface, layout, view, state, colours)
         self._foundation_slots(surface, layout, state)
         held = drag.selection if drag is not None else None
-        theme = self.theme
-        bases = foundation_order(state)
+        by_seat: dict[int, list[CardPlace]] = {}
+        for place in places:
+            by_seat.setdefault(place.pile.seat, []).append(place)
         drawn: dict[int, tuple[float, float]] = {}
         dragged: list[CardPlace] = []
-        for place in places:
+        for sl in layout.seats:
+            if sl.seat >= len(state.seats):
+                continue
+            seat_places = by_seat.get(sl.seat, [])
+            at = [self._glide_to(place, now) for place in seat_places]
+            for place in seat_places:
+                if place.face_up:
+                    drawn[place.entry & CARD_MASK] = (place.rect.x, place.rect.y)
+            box = cover(sl.box)
+            if self._still(sl.seat, seat_places, at, view, selection, held):
+                # Nothing moves or is marked in this seat: its picture from the cache.
+                image = self._seat_image(layout, sl, view, state, seat_places, colours)
+                surface.blit(image, box.topleft)
+                continue
+            surface.blit(felt, box.topleft, box)
+            self._label(surface, sl, view, state, colours)
+            for place, (x, y) in zip(seat_places, at, strict=True):
+                if _takes(held, place):
+                    dragged.append(place)
+                    continue
+                self._card_marked(surface, place, x, y, view, colours, now, selection)
+            self._seat_counts(surface, sl, state)
+        bases = foundation_order(state)
+        for place in by_seat.get(-1, []):
             if _takes(held, place):
                 dragged.append(place)
                 continue
             x, y = self._glide_to(place, now)
-            if place.face_up:
-                drawn[place.entry & CARD_MASK] = (place.rect.x, place.rect.y)
-            self._card(surface, place, x, y, colours)
-            rect = pygame.Rect(round(x), round(y), round(place.rect.w), round(place.rect.h))
-            card = place.entry & CARD_MASK
-            if place.face_up and card in view.pending:
-                self._pending_mark(surface, rect, now)
-            elif place.face_up and card in self._settled:
-                pygame.draw.rect(surface, theme.settled, rect.inflate(4, 4), 3, border_radius=6)
-            if _takes(selection, place):
-                pygame.draw.rect(surface, theme.select, rect.inflate(4, 4), 3, border_radius=6)
-            if (
-                place.pile.kind == FOUNDATION
-                and state.foundations[bases[place.pile.number]].complete
-            ):
+            drawn[place.entry & CARD_MASK] = (place.rect.x, place.rect.y)
+            rect = self._card_marked(surface, place, x, y, view, colours, now, selection)
+            if state.foundations[bases[place.pile.number]].complete:
                 self._done(surface, rect)
-        self._counts(surface, layout, state)
         if drag is not None and drag.moving and dragged:
             ox, oy = drag.card_origin
             first = dragged[0].rect
@@ -137,6 +175,85 @@ class TableRenderer:
                 self._card(surface, place, place.rect.x, place.rect.y, colours)
                 drawn[place.entry & CARD_MASK] = (place.rect.x, place.rect.y)
         self._last_at = {**self._last_at, **drawn} if len(self._last_at) < 2000 else drawn
+
+    def _card_marked(
+        self,
+        surface: pygame.Surface,
+        place: CardPlace,
+        x: float,
+        y: float,
+        view: TableView,
+        colours: list[Colour],
+        now: float,
+        selection: Selection | None,
+    ) -> pygame.Rect:
+        """A card with its frame: pending (pulsing), just settled, or selected."""
+        theme = self.theme
+        self._card(surface, place, x, y, colours)
+        rect = pygame.Rect(round(x), round(y), round(place.rect.w), round(place.rect.h))
+        card = place.entry & CARD_MASK
+        if place.face_up and card in view.pending:
+            self._pending_mark(surface, rect, now)
+        elif place.face_up and card in self._settled:
+            pygame.draw.rect(surface, theme.settled, rect.inflate(4, 4), 3, border_radius=6)
+        if _takes(selection, place):
+            pygame.draw.rect(surface, theme.select, rect.inflate(4, 4), 3, border_radius=6)
+        return rect
+
+    def _still(
+        self,
+        seat: int,
+        places: list[CardPlace],
+        at: list[tuple[float, float]],
+        view: TableView,
+        selection: Selection | None,
+        held: Selection | None,
+    ) -> bool:
+        """Whether the seat looks as a still picture this frame: no card on its way, none
+        pending or just settled, nothing of it selected or dragged."""
+        if (selection is not None and selection.pile.seat == seat) or (
+            held is not None and held.pile.seat == seat
+        ):
+            return False
+        for place, (x, y) in zip(places, at, strict=True):
+            if x != place.rect.x or y != place.rect.y:
+                return False
+            if place.face_up:
+                card = place.entry & CARD_MASK
+                if card in view.pending or card in self._settled:
+                    return False
+        return True
+
+    def _seat_image(
+        self,
+        layout: TableLayout,
+        sl: SeatLayout,
+        view: TableView,
+        state: GameState,
+        places: list[CardPlace],
+        colours: list[Colour],
+    ) -> pygame.Surface:
+        """The seat's box as drawn (felt, label, cards, counts), kept while it holds."""
+        seat = state.seats[sl.seat]
+        colour = colours[sl.seat % len(colours)]
+        name = self._seat_name(sl.seat, view)
+        cached = self._seats.get(sl.seat)
+        if (
+            cached is not None
+            and (cached[0] is seat or cached[0] == seat)
+            and cached[1:3] == (colour, name)
+        ):
+            return cached[3]
+        box = cover(sl.box)
+        image = self._felt(layout).subsurface(box).copy()
+        dx, dy = -box.x, -box.y
+        moved = _moved_layout(sl, dx, dy)
+        self._label(image, moved, view, state, colours)
+        for place in places:
+            self._card(image, place, place.rect.x + dx, place.rect.y + dy, colours)
+        self._seat_counts(image, moved, state)
+        self._seats[sl.seat] = (seat, colour, name, image)
+        return image
 
     def _glide_to(self, place: CardPlace, now: float) -> tuple[float, float]:
         """Where to draw a card this frame: on its way from where it was last seen."""
@@ -239,9 +356,7 @@ class TableRenderer:
         pygame.draw.rect(surface, self.theme.pending, rect.inflate(4, 4), pulse, border_radius=6)
 
     def _done(self, surface: pygame.Surface, rect: pygame.Rect) -> None:
-        shade = pygame.Surface(rect.size, pygame.SRCALPHA)
-        shade.fill((0, 0, 0, 110))
-        surface.blit(shade, rect.topleft)
+        surface.blit(translucent(rect.size, (0, 0, 0), 110), rect.topleft)
         w, h = rect.w, rect.h
         points = [
             (rect.x + w * 0.25, rect.y + h * 0.55),
@@ -250,54 +365,51 @@ class TableRenderer:
         ]
         pygame.draw.lines(surface, self.theme.settled, False, points, max(2, w // 12))
 
-    def _labels(
+    @staticmethod
+    def _seat_name(seat: int, view: TableView) -> str:
+        name = view.names[seat] if seat < len(view.names) else f"seat {seat}"
+        return name + " (you)" if seat == view.my_seat else name
+
+    def _label(
         self,
         surface: pygame.Surface,
-        layout: TableLayout,
+        sl: SeatLayout,
         view: TableView,
         state: GameState,
         colours: list[Colour],
     ) -> None:
+        """The seat's colour, name, live Nerts count and STUCK tag."""
         theme = self.theme
-        for sl in layout.seats:
-            seat = sl.seat
-            if seat >= len(state.seats):
-                continue
-            s = state.seats[seat]
-            label = _rect(sl.label)
-            swatch = pygame.Rect(label.x + 6, label.y + 3, label.h - 6, label.h - 6)
-            pygame.draw.rect(surface, colours[seat % len(colours)], swatch, border_radius=3)
-            name = view.names[seat] if seat < len(view.names) else f"seat {seat}"
-            if seat == view.my_seat:
-                name += " (you)"
-            size = label.h * 0.9
-            text = self.fonts.text(name, size, theme.text, True)
-            surface.blit(text, (swatch.right + 6, label.y + (label.h - text.get_height()) / 2))
-            x = swatch.right + 14 + text.get_width()
-            info = self.fonts.text(f"Nerts {s.nerts_count}", size, theme.dim_text)
-            surface.blit(info, (x, label.y + (label.h - info.get_height()) / 2))
-            if s.stuck:
-                tag = self.fonts.text("STUCK", size, theme.warn, True)
-                surface.blit(
-                    tag, (x + info.get_width() + 12, label.y + (label.h - tag.get_height()) / 2)
-                )
+        seat = sl.seat
+        s = state.seats[seat]
+        label = _rect(sl.label)
+        swatch = pygame.Rect(label.x + 6, label.y + 3, label.h - 6, label.h - 6)
+        pygame.draw.rect(surface, colours[seat % len(colours)], swatch, border_radius=3)
+        size = label.h * 0.9
+        text = self.fonts.text(self._seat_name(seat, view), size, theme.text, True)
+        surface.blit(text, (swatch.right + 6, label.y + (label.h - text.get_height()) / 2))
+        x = swatch.right + 14 + text.get_width()
+        info = self.fonts.text(f"Nerts {s.nerts_count}", size, theme.dim_text)
+        surface.blit(info, (x, label.y + (label.h - info.get_height()) / 2))
+        if s.stuck:
+            tag = self.fonts.text("STUCK", size, theme.warn, True)
+            surface.blit(
+                tag, (x + info.get_width() + 12, label.y + (label.h - tag.get_height()) / 2)
+            )
 
-    def _counts(self, surface: pygame.Surface, layout: TableLayout, state: GameState) -> None:
-        """Badges: cards in each Nerts pile and stock (the big layout's are larger)."""
+    def _seat_counts(self, surface: pygame.Surface, sl: SeatLayout, state: GameState) -> None:
+        """Badges: cards in the seat's Nerts pile and stock (the big layout's are larger)."""
         theme = self.theme
-        for sl in layout.seats:
-            if sl.seat >= len(state.seats):
-                continue
-            s = state.seats[sl.seat]
-            size = max(12.0, sl.card_h * (0.2 if sl.big else 0.3))
-            for rect, count in ((sl.nerts, s.nerts_count), (sl.stock, len(s.stock))):
-                text = self.fonts.text(str(count), size, theme.text, True)
-                box = text.get_rect()
-                box.midtop = (round(rect.x + rect.w / 2), round(rect.bottom + 2))
-                if sl.big:
-                    pad = box.inflate(10, 2)
-                    pygame.draw.rect(surface, theme.panel, pad, border_radius=6)
-                surface.blit(text, box)
+        s = state.seats[sl.seat]
+        size = max(12.0, sl.card_h * (0.2 if sl.big else 0.3))
+        for rect, count in ((sl.nerts, s.nerts_count), (sl.stock, len(s.stock))):
+            text = self.fonts.text(str(count), size, theme.text, True)
+            box = text.get_rect()
+            box.midtop = (round(rect.x + rect.w / 2), round(rect.bottom + 2))
+            if sl.big:
+                pad = box.inflate(10, 2)
+                pygame.draw.rect(surface, theme.panel, pad, border_radius=6)
+            surface.blit(text, box)
 
     def _foundation_slots(
         self, surface: pygame.Surface, layout: TableLayout, state: GameState
@@ -318,3 +430,16 @@ class TableRenderer:
 def _takes(selection: Selection | None, place: CardPlace) -> bool:
     """Whether `place` is one of the selected cards (a work pile run: the card and those on it)."""
     return selection is not None and place.pile == selection.pile and place.depth >= selection.depth
+
+
+def _moved_layout(sl: SeatLayout, dx: float, dy: float) -> SeatLayout:
+    """The seat's layout shifted by (dx, dy): to draw it into a picture of its own box."""
+    return replace(
+        sl,
+        box=sl.box.moved(dx, dy),
+        label=sl.label.moved(dx, dy),
+        nerts=sl.nerts.moved(dx, dy),
+        stock=sl.stock.moved(dx, dy),
+        waste=sl.waste.moved(dx, dy),
+        work=tuple(r.moved(dx, dy) for r in sl.work),
+    )

@@ -26,7 +26,7 @@ from .intents import (
     PressButton,
     SubmitMove,
 )
-from .layout import CardPlace, TableLayout, card_places, table_layout
+from .layout import CardPlace, PlaceCache, TableLayout, table_layout
 from .practice import PracticeTable
 from .replay_file import save_replay
 from .screen import App
@@ -90,6 +90,7 @@ class TableScreen:
         self.view: TableView = session.view()
         self.layout: TableLayout | None = None
         self.places: list[CardPlace] = []
+        self._place_cache = PlaceCache()
         self._last_click: tuple[float, int, tuple[int, int]] | None = None
         self.round_end: RoundEndScreen | None = None  # over the table while it is scored
         self._closed = False
@@ -136,7 +137,12 @@ class TableScreen:
             or layout.my_seat != self.view.my_seat
         ):
             self.layout = layout = table_layout(
-                width, height, seats, self.view.my_seat, self.view.rules.work_piles
+                width,
+                height,
+                seats,
+                self.view.my_seat,
+                self.view.rules.work_piles,
+                scale=self.app.scale,
             )
             self.renderer.new_layout()
             for sl in self.layout.seats[:1] + tuple(
@@ -144,11 +150,12 @@ class TableScreen:
             ):
                 self.renderer.art(sl.card_w, sl.card_h).warm()
             self.renderer.art(self.layout.foundation_w, self.layout.foundation_h).warm()
-        self.places = card_places(layout, state) if state is not None else []
+        self.places = self._place_cache.places(layout, state) if state is not None else []
 
     def draw(self, surface: pygame.Surface, now: float) -> None:
         if self.round_end is not None:
             self.round_end.draw(surface, now)
+            self._problem(surface)
             return
         assert self.layout is not None
         view = self.view
@@ -168,6 +175,30 @@ class TableScreen:
         self._announcements(surface, now)
         if self.help:
             self._help(surface)
+        self._problem(surface)
+
+    def _problem(self, surface: pygame.Surface) -> None:
+        """The table is gone for us (a network table): said in the middle, until we leave."""
+        problem = self.session.problem
+        if problem is None:
+            return
+        width, height = self.app.size
+        k = self.app.scale
+        size = max(18.0 * k, min(32.0 * k, height / 28))
+        fonts, theme = self.app.fonts, self.app.theme
+        lines = [problem[0].upper() + problem[1:], "Q or Esc: back to the start"]
+        images = [
+            fonts.text(line, size, theme.warn if i == 0 else theme.text, True)
+            for i, line in enumerate(lines)
+        ]
+        box_w = max(image.get_width() for image in images) + 40
+        box_h = int(len(images) * size * 1.4 + 24)
+        box = pygame.Rect((width - box_w) // 2, (height - box_h) // 2, box_w, box_h)
+        panel(surface, box, theme.panel, 240)
+        y = box.y + 12
+        for image in images:
+            surface.blit(image, image.get_rect(midtop=(width // 2, y)))
+            y += int(size * 1.4)
 
     def _nerts_ready(self, surface: pygame.Surface, now: float) -> None:
         """Our Nerts pile is empty: the Nerts button pulses so the call is not missed."""
@@ -184,6 +215,13 @@ class TableScreen:
         )
 
     def handle(self, event: pygame.event.Event, now: float) -> None:
+        if (
+            self.session.problem is not None
+            and event.type == pygame.KEYDOWN
+            and event.key in (pygame.K_q, pygame.K_ESCAPE)
+        ):
+            self.leave()
+            return
         if self.round_end is not None:
             self.round_end.handle(event, now)
             return
@@ -317,7 +355,8 @@ class TableScreen:
         fonts = self.app.fonts
         centre = self.layout.centre
         live = [text for at, text in self.banners if now - at < BANNER_SECONDS]
-        size = max(20.0, min(40.0, centre.h * 0.16))
+        k = self.app.scale
+        size = max(20.0 * k, min(40.0 * k, centre.h * 0.16))
         y = centre.y + centre.h / 2 - len(live) * size / 2
         for text in live[-2:]:
             image = fonts.text(text, size, theme.text, True)
@@ -330,7 +369,7 @@ class TableScreen:
             own = self.layout.seats[self.view.my_seat] if self.view.my_seat is not None else None
             bottom = own.box.y - 6 if own is not None else self.layout.status.y - 6
             text = toasts[-1]
-            image = fonts.text(text, max(16.0, size * 0.6), theme.warn, True)
+            image = fonts.text(text, max(16.0 * k, size * 0.6), theme.warn, True)
             box = image.get_rect(midbottom=(round(self.layout.width / 2), round(bottom)))
             panel(surface, box.inflate(24, 10), theme.panel, 230)
             surface.blit(image, box)
@@ -339,7 +378,7 @@ class TableScreen:
         width, height = self.app.size
         rect = pygame.Rect(width * 0.12, height * 0.1, width * 0.76, height * 0.8)
         panel(surface, rect, self.app.theme.panel, 240)
-        size = min(rect.h / (len(HELP_LINES) + 3), 28)
+        size = min(rect.h / (len(HELP_LINES) + 3), 28 * self.app.scale)
         text_lines(
             surface,
             self.app.fonts,

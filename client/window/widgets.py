@@ -46,10 +46,24 @@ def column(
     ]
 
 
+_SHADES: dict[tuple[tuple[int, int], Colour, int], pygame.Surface] = {}
+
+
+def translucent(size: tuple[int, int], colour: Colour, alpha: int) -> pygame.Surface:
+    """A see-through rectangle, made once per size and colour (panels are drawn every frame)."""
+    key = (size, colour, alpha)
+    shade = _SHADES.get(key)
+    if shade is None:
+        if len(_SHADES) > 64:
+            _SHADES.clear()
+        shade = pygame.Surface(size, pygame.SRCALPHA)
+        shade.fill((*colour, alpha))
+        _SHADES[key] = shade
+    return shade
+
+
 def panel(surface: pygame.Surface, rect: pygame.Rect, colour: Colour, alpha: int = 225) -> None:
-    shade = pygame.Surface(rect.size, pygame.SRCALPHA)
-    shade.fill((*colour, alpha))
-    surface.blit(shade, rect.topleft)
+    surface.blit(translucent(rect.size, colour, alpha), rect.topleft)
 
 
 def text_lines(
@@ -72,3 +86,33 @@ def text_lines(
             surface.blit(text, (x, y))
         y += int(size * 1.05)
     return y
+
+
+@dataclass
+class TextField:
+    """A line of text typed into a button (click it, type, Enter or a click elsewhere ends)."""
+
+    text: str
+    max_len: int = 24
+    digits_only: bool = False
+    editing: bool = False
+
+    def key(self, event: pygame.event.Event) -> bool:
+        """Take a key while editing; True if it was used."""
+        if not self.editing or event.type != pygame.KEYDOWN:
+            return False
+        if event.key in (pygame.K_RETURN, pygame.K_KP_ENTER, pygame.K_ESCAPE, pygame.K_TAB):
+            self.editing = False
+        elif event.key == pygame.K_BACKSPACE:
+            self.text = self.text[:-1]
+        elif (
+            event.unicode
+            and event.unicode.isprintable()
+            and len(self.text) < self.max_len
+            and (event.unicode.isdigit() or not self.digits_only)
+        ):
+            self.text += event.unicode
+        return True
+
+    def shown(self) -> str:
+        return self.text + ("_" if self.editing else "")

@@ -37,7 +37,7 @@ from nerts_p2p.game.fit import (
     builds_on_nerts,
     fits_work,
     slides_under,
-    substack_moves,
+    substack_moves_uncached,
 )
 from nerts_p2p.game.moves import (
     FROM_NERTS,
@@ -117,51 +117,61 @@ def _foundation_targets(wants: dict[int, tuple[int, ...]], entry: int) -> list[t
 
 
 class _Piles:
-    """What one layout of work piles offers, worked out once for that layout and kept while
-    it lasts: a bot decides far more often than its work piles change (turning the stock
-    leaves them as they are, the very same tuple)."""
+    """What one layout of work piles offers, worked out once for that layout (and only as
+    far as a bot asks) and kept while it lasts: a bot decides far more often than its work
+    piles change (turning the stock leaves them as they are, the very same tuple)."""
 
     __slots__ = (
         "_landing",
         "_ordinary",
         "_stacks",
+        "_tops",
         "_under",
+        "_watched",
         "from_work",
         "has_empty",
-        "tops",
         "work",
     )
 
     def __init__(self, work: tuple[tuple[int, ...], ...], from_work: bool) -> None:
         self.work = work
         self.from_work = from_work
-        #: (pile, exposed card, its face) of every pile that is not empty.
-        self.tops = tuple(
-            [
-                (k, p[-1], p[-1] & 63 if p[-1] < 1 << FACE_SHIFT else (p[-1] >> FACE_SHIFT) - 1)
-                for k, p in enumerate(work)
-                if p
-            ]
-        )
-        self.has_empty = len(self.tops) < len(work)
-        self._landing: dict[int, tuple[int, ...]] = {}
-        if not self.has_empty and all(t < 52 for _, _, t in self.tops):
-            # No empty pile and no joker on top (the common layout): an ordinary card
-            # lands only on the tops it builds down from, two faces per top, known at once.
-            landing = self._landing
-            for k, _, t in self.tops:
-                for face in FITS_ON[t]:
-                    landing[face] = landing.get(face, ()) + (k,)
-            self._ordinary = True
-        else:
-            self._ordinary = False
+        self.has_empty = not all(work)
+        self._tops: tuple[tuple[int, int, int], ...] | None = None
+        self._landing: dict[int, tuple[int, ...]] | None = None
+        self._ordinary = False
         self._under: dict[int, tuple[int, ...]] = {}
         self._stacks: tuple[tuple[int, int, int], ...] | None = None
+        self._watched: frozenset[int] | None = None
+
+    @property
+    def tops(self) -> tuple[tuple[int, int, int], ...]:
+        """(pile, exposed card, its face) of every pile that is not empty."""
+        if self._tops is None:
+            self._tops = tuple(
+                [
+                    (k, p[-1], p[-1] & 63 if p[-1] < 1 << FACE_SHIFT else (p[-1] >> FACE_SHIFT) - 1)
+                    for k, p in enumerate(self.work)
+                    if p
+                ]
+            )
+        return self._tops
 
     def landing(self, face: int) -> tuple[int, ...]:
         """The piles a card showing `face` may go on (whether a card fits depends on the
         face it shows alone), in pile order."""
-        found = self._landing.get(face)
+        landing = self._landing
+        if landing is None:
+            landing = self._landing = {}
+            tops = self.tops
+            if not self.has_empty and all(t < 52 for _, _, t in tops):
+                # No empty pile and no joker on top (the common layout): an ordinary card
+                # lands only on the tops it builds down from, two faces per top.
+                for k, _, t in tops:
+                    for f in FITS_ON[t]:
+                        landing[f] = landing.get(f, ()) + (k,)
+                self._ordinary = True
+        found = landing.get(face)
         if found is None:
             if self._ordinary and face < 52:
                 return ()
@@ -175,7 +185,7 @@ class _Piles:
                     ):
                         continue
                 fits.append(j)
-            found = self._landing[face] = tuple(fits)
+            found = landing[face] = tuple(fits)
         return found
 
     def under(self, face: int) -> tuple[int, ...]:
@@ -188,8 +198,27 @@ class _Piles:
 
     def stacks(self) -> tuple[tuple[int, int, int], ...]:
         if self._stacks is None:
-            self._stacks = substack_moves(self.work, self.from_work)
+            self._stacks = substack_moves_uncached(self.work, self.from_work)
         return self._stacks
+
+    def watched(self) -> frozenset[int]:
+        """The ordinary faces of the exposed cards and of every card a sub-stack move would
+        uncover (see `watched_faces`)."""
+        if self._watched is None:
+            work = self.work
+            faces = set()
+            for pile in work:
+                if pile:
+                    entry = pile[-1]
+                    faces.add(entry & 63 if entry < 1 << FACE_SHIFT else (entry >> FACE_SHIFT) - 1)
+            for k, at, _ in self.stacks():
+                if at:
+                    entry = work[k][at - 1]
+                    faces.add(entry & 63 if entry < 1 << FACE_SHIFT else (entry >> FACE_SHIFT) - 1)
+            faces.discard(52)  # a joker that stands for no card is never wanted
+            faces.discard(53)
+            self._watched = frozenset(faces)
+        return self._watched
 
 
 _PILES: dict[int, _Piles] = {}
@@ -258,21 +287,17 @@ def waste_candidates(state: GameState, seat_no: int, level: BotLevel) -> list[Ca
     return out
 
 
-def watched_faces(state: GameState, seat_no: int) -> tuple[int, ...]:
+def watched_faces(state: GameState, seat_no: int) -> frozenset[int]:
     """The faces whose turn on a foundation could give this seat a move that a search just
     found it does not have, while its work piles and Nerts pile stay as they are: its Nerts
     top, its exposed work cards, and every card a sub-stack move would uncover."""
     seat = state.seats[seat_no]
-    work = seat.work
-    faces = [_face(p[-1]) for p in work if p]
+    watched = _piles(seat.work, state.rules.fill_from_work).watched()
     if seat.nerts_up:
-        faces.append(_face(seat.nerts_up[-1]))
-    faces.extend(
-        _face(work[k][at - 1])
-        for k, at, _ in _piles(work, state.rules.fill_from_work).stacks()
-        if at
-    )
-    return tuple(f for f in set(faces) if f < 52)
+        face = _face(seat.nerts_up[-1])
+        if face < 52 and face not in watched:
+            return watched | {face}
+    return watched
 
 
 def _add_single(

@@ -17,11 +17,11 @@ Times are seconds of *simulated* time for the simulator, and real time for live 
 
 from __future__ import annotations
 
-import math
 import random
 from dataclasses import dataclass, field
 from typing import Final
 
+from nerts_p2p.game.bot_best import best_candidate, best_waste_candidate
 from nerts_p2p.game.bot_search import bot_candidates, waste_candidates, watched_faces
 from nerts_p2p.game.legal import first_card_play
 from nerts_p2p.game.moves import (
@@ -33,6 +33,8 @@ from nerts_p2p.game.moves import (
     Move,
 )
 from nerts_p2p.game.state import GameState, SeatState
+
+_new_move = tuple.__new__
 
 
 @dataclass(frozen=True)
@@ -78,7 +80,7 @@ class BotPlayer:
     _stuck_signature: tuple[object, ...] | None = None
     _rotations: int = 0
     #: (work piles, Nerts pile, faces its moves wait for) after a search that found no move.
-    _quiet: tuple[object, object, tuple[int, ...]] | None = field(
+    _quiet: tuple[object, object, frozenset[int]] | None = field(
         default=None, init=False, repr=False
     )
     #: This seat's `turn` and `recycle` moves.
@@ -93,32 +95,96 @@ class BotPlayer:
 
     def act(self, state: GameState) -> Move | None:
         """The next move this player makes, or None to wait (stuck, nothing new to try)."""
-        seat_no = self.seat
-        seat = state.seats[seat_no]
-        level = self.level
         if state.rotations != self._rotations:
             self._rotations, self._idle, self._stuck_signature = state.rotations, 0, None
+        if self.level.random_choice or state.rules.aces_first:
+            return self._act_listing(state)
+        return self._act_best(state)
+
+    def _quiet_holds(self, state: GameState, seat: SeatState) -> bool:
+        """Whether only the waste can have changed what this player may do: the last search
+        found nothing; since then the work piles and the Nerts pile are the same (the very
+        same objects: state parts are immutable) and no card the search looked at is wanted
+        by a foundation now. Not where an ace on the waste would bar every other move
+        (`aces_first`) or where the player builds on the other seats' Nerts piles."""
         quiet = self._quiet
         rules = state.rules
-        wants = state.wants
-        if (
+        return (
             quiet is not None
             and quiet[0] is seat.work
             and quiet[1] is seat.nerts_up
-            and wants.keys().isdisjoint(quiet[2])
-            and not rules.aces_first  # an ace on the waste would bar every other move
+            and state.wants.keys().isdisjoint(quiet[2])
+            and not rules.aces_first
+            and not (self.level.attacks and rules.nerts_builds)
+        )
+
+    def _remember_search(self, state: GameState, seat: SeatState, found: bool) -> None:
+        """After a search: forget the quiet layout if it found a move, else remember what
+        it looked at (once per layout)."""
+        if found:
+            self._quiet = None
+            return
+        quiet = self._quiet
+        if quiet is None or quiet[0] is not seat.work or quiet[1] is not seat.nerts_up:
+            self._quiet = (seat.work, seat.nerts_up, watched_faces(state, self.seat))
+
+    def _act_best(self, state: GameState) -> Move | None:
+        """A level that plays its best move: found by priority (`bot_best`), no list."""
+        seat_no = self.seat
+        seat = state.seats[seat_no]
+        level = self.level
+        rules = state.rules
+        work, nerts_up = seat.work, seat.nerts_up
+        quiet = self._quiet
+        # `_quiet_holds` and `_remember_search`, inlined: this runs for every decision (and
+        # `aces_first`, which bars the quiet look, never comes here).
+        if (
+            quiet is not None
+            and quiet[0] is work
+            and quiet[1] is nerts_up
+            and state.wants.keys().isdisjoint(quiet[2])
             and not (level.attacks and rules.nerts_builds)
         ):
-            # The last search found nothing; since then the work piles and the Nerts pile
-            # are the same (the very same objects: state parts are immutable) and no card
-            # the search looked at is wanted by a foundation now. Only the waste is new.
+            best = best_waste_candidate(state, seat_no, level)
+            can_call = False
+        else:
+            best = best_candidate(state, seat_no, level)
+            can_call = (
+                not nerts_up
+                and not seat.nerts_hidden
+                and not rules.must_call
+                and state.ended_by is None
+            )
+        found = best is not None
+        if found or can_call:
+            self._quiet = None
+        elif quiet is None or quiet[0] is not work or quiet[1] is not nerts_up:
+            self._quiet = (work, nerts_up, watched_faces(state, seat_no))
+        if (found or can_call) and not (
+            level.miss_chance
+            and self.rng.random() < level.miss_chance
+            and seat.stock
+            and found  # calling Nerts is never overlooked
+        ):
+            self._idle, self._stuck_signature = 0, None
+            if can_call or best is None:
+                return Move(seat_no, NERTS)
+            _, card, source, kind, dest, declare = best
+            # `tuple.__new__` rather than the generated constructor: once per card move.
+            return _new_move(Move, (seat_no, PLAY, card, source, kind, dest, declare, ()))
+        return self._no_play(state, seat)
+
+    def _act_listing(self, state: GameState) -> Move | None:
+        """A novice (one random draw over every move it would make), and any level at an
+        `aces_first` table: the moves listed in `legal_moves` order (`bot_search`)."""
+        seat_no = self.seat
+        seat = state.seats[seat_no]
+        level = self.level
+        if self._quiet_holds(state, seat):
             candidates, can_call = waste_candidates(state, seat_no, level), False
         else:
             candidates, can_call = bot_candidates(state, seat_no, level)
-        if candidates or can_call:
-            self._quiet = None
-        elif quiet is None or quiet[0] is not seat.work or quiet[1] is not seat.nerts_up:
-            self._quiet = (seat.work, seat.nerts_up, watched_faces(state, seat_no))
+        self._remember_search(state, seat, bool(candidates) or can_call)
         if (candidates or can_call) and not (
             level.miss_chance
             and self.rng.random() < level.miss_chance
@@ -150,7 +216,7 @@ class BotPlayer:
             # Something changed in the centre: go through the stock again.
             self._idle, self._stuck_signature = 0, None
         cards = len(seat.stock) + len(seat.waste)
-        one_pass = math.ceil(cards / state.rules.draw) + 1
+        one_pass = -(-cards // state.rules.draw) + 1  # turns to see every card, plus one
         if self._idle > one_pass or cards == 0:
             if seat.stuck:
                 return None

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import struct
-from collections.abc import Iterator
 from typing import NamedTuple
 
 from nerts_p2p.game.cards import make_card
@@ -29,24 +28,40 @@ SEED_BYTES = 32
 SALT_BYTES = 16  # the commitment H(seed || salt) hides a seed even if seeds were guessable
 
 
-def _uint32_stream(seed: bytes) -> Iterator[int]:
-    counter = 0
-    while True:
-        # A block is eight big-endian 32-bit words.
-        yield from struct.unpack(">8I", hashlib.sha256(seed + counter.to_bytes(8, "big")).digest())
-        counter += 1
+def _uint32_words(seed: bytes, first_block: int, blocks: int) -> tuple[int, ...]:
+    """Words of the stream (step 1-2 below) from block `first_block` on, `blocks` blocks
+    (a block is eight big-endian 32-bit words)."""
+    digests = b"".join(
+        hashlib.sha256(seed + counter.to_bytes(8, "big")).digest()
+        for counter in range(first_block, first_block + blocks)
+    )
+    return struct.unpack(f">{8 * blocks}I", digests)
+
+
+#: The rejection limit of step 3 for each bound: 2**32 - (2**32 % bound), for every deck a
+#: card index can name (64 cards per owner; a deck is 52 cards and up to two jokers).
+_LIMITS = tuple(2**32 - (2**32 % bound) if bound else 0 for bound in range(65))
 
 
 def shuffled_indexes(seed: bytes, deck_size: int) -> list[int]:
     """The deck's face indexes in shuffled order (step 1-3 of the module docstring)."""
     order = list(range(52)) + [52 + j for j in range(deck_size - 52)]
-    stream = _uint32_stream(seed)
+    # The words a shuffle needs without any rejection, read at once (every simulated
+    # round deals a deck per seat); more blocks follow only when a draw is rejected.
+    blocks = (deck_size + 6) // 8
+    words = list(_uint32_words(seed, 0, blocks))
+    at = 0
     for i in range(deck_size - 1, 0, -1):
         bound = i + 1
-        limit = 2**32 - (2**32 % bound)
-        value = next(stream)
-        while value >= limit:
-            value = next(stream)
+        limit = _LIMITS[bound]
+        while True:  # draw until a word is below the limit
+            if at == len(words):
+                words.extend(_uint32_words(seed, blocks, 1))
+                blocks += 1
+            value = words[at]
+            at += 1
+            if value < limit:
+                break
         j = value % bound
         order[i], order[j] = order[j], order[i]
     return order
@@ -61,7 +76,8 @@ class Deal(NamedTuple):
 
 
 def deal_seat(rules: Rules, seat: int, seed: bytes) -> Deal:
-    cards = [make_card(seat, i) for i in shuffled_indexes(seed, rules.deck_size)]
+    owner = make_card(seat, 0)  # a card is its owner's base plus its index
+    cards = [owner + i for i in shuffled_indexes(seed, rules.deck_size)]
     n, w = rules.nerts_size, rules.work_piles
     return Deal(tuple(cards[:n]), tuple(cards[n : n + w]), tuple(cards[n + w :]))
 

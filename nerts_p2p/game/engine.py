@@ -8,10 +8,12 @@ legal input. Nothing here reads a clock or draws a random number.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 
 from nerts_p2p.game.cards import (
     CARD_MASK,
+    FACE_SHIFT,
     RANK_OF,
     RED_OF,
     SUIT_OF,
@@ -51,26 +53,35 @@ from nerts_p2p.game.state import (
     GameState,
     SeatState,
     forget_private,
-    private_slot,
     slot_card,
 )
 
 R = RejectReason
+
+#: `tuple.__new__`: builds a `GameState`, `SeatState` or `Foundation` from its fields in
+#: order without the generated constructor's Python frame, for the moves every round makes
+#: hundreds of.
+_new_game_state = tuple.__new__
+_stuck_of = operator.attrgetter("stuck")
 
 
 # --- starting a round ---------------------------------------------------------------------
 
 
 def _seat_from_deal(rules: Rules, deal: Deal, *, knows_hidden: bool) -> SeatState:
-    hide = private_slot if knows_hidden else (lambda _card: UNKNOWN)
     seen = 0
     for card in (deal.nerts[-1], *deal.work):
         seen |= 1 << (card & 63)
+    if knows_hidden:  # `private_slot` of each card, inlined: every simulated round deals
+        hidden = tuple([-c - 2 for c in deal.nerts[:-1]])
+        stock = tuple([-c - 2 for c in deal.stock])
+    else:
+        hidden, stock = (UNKNOWN,) * (len(deal.nerts) - 1), (UNKNOWN,) * len(deal.stock)
     return SeatState(
-        nerts_hidden=tuple(hide(c) for c in deal.nerts[:-1]),
+        nerts_hidden=hidden,
         nerts_up=(deal.nerts[-1],),
-        work=tuple((c,) for c in deal.work),
-        stock=tuple(hide(c) for c in deal.stock),
+        work=tuple([(c,) for c in deal.work]),
+        stock=stock,
         waste=(),
         seen=seen,
         stuck=False,
@@ -189,8 +200,8 @@ def _reveal(
 def _to_foundation(
     state: GameState, entry: int, move: Move
 ) -> tuple[dict[int, Foundation], dict[int, tuple[int, ...]]] | Rejection:
-    face = face_of(entry)
-    if is_joker(entry):
+    face = entry & 63 if entry < 1 << FACE_SHIFT else (entry >> FACE_SHIFT) - 1  # face_of
+    if (entry & 63) >= 52:  # a joker
         declared = move.declare
         if declared < 0:
             return _reject(
@@ -226,7 +237,8 @@ def _to_foundation(
             return _reject(
                 R.NO_SUCH_FOUNDATION, f"there is no foundation started by {card_text(base)}"
             )
-        wanted = old.wants_face()
+        height = len(old.cards)  # `wants_face`, inlined
+        wanted = old.suit * 13 + height if height < 13 else -1
         if face != wanted:
             if wanted < 0:
                 why = "it is complete"
@@ -239,14 +251,15 @@ def _to_foundation(
                 f"the {face_name(face)} cannot go on the foundation "
                 f"of {face_name(face_of(old.cards[-1]))}: {why}",
             )
-        foundation = Foundation(base, old.suit, old.cards + (entry,))
+        foundation = _new_game_state(Foundation, (base, old.suit, old.cards + (entry,)))
         takers = wants[wanted]
         if len(takers) == 1:
             del wants[wanted]
         else:
             wants[wanted] = tuple(b for b in takers if b != base)
     foundations[base] = foundation
-    nxt = foundation.wants_face()
+    height = len(foundation.cards)
+    nxt = foundation.suit * 13 + height if height < 13 else -1
     if nxt >= 0:
         waiting = wants.get(nxt)
         wants[nxt] = (base,) if waiting is None else tuple(sorted((*waiting, base)))
@@ -357,16 +370,20 @@ def _not_stuck_message(state: GameState, seat_no: int) -> str:
 def _with_seat(state: GameState, seat_no: int, seat: SeatState) -> GameState:
     seats = list(state.seats)
     seats[seat_no] = seat
-    # The constructor, not `_replace`: this runs for every stock turn.
-    return GameState(
-        state.rules,
-        tuple(seats),
-        state.foundations,
-        state.wants,
-        state.ended_by,
-        state.called_by,
-        state.rotations,
-        state.progress,
+    # `tuple.__new__` on the fields, not `_replace` or the generated constructor (a Python
+    # function of its own): this runs for every stock turn.
+    return _new_game_state(
+        GameState,
+        (
+            state.rules,
+            tuple(seats),
+            state.foundations,
+            state.wants,
+            state.ended_by,
+            state.called_by,
+            state.rotations,
+            state.progress,
+        ),
     )
 
 
@@ -378,36 +395,47 @@ def _apply_turn(
         if seat.waste:
             return _reject(R.STOCK_EMPTY, "your stock is empty: turn the waste over first")
         return _reject(R.STOCK_EMPTY, "your stock and waste are both empty")
-    n = min(state.rules.draw, len(stock))
-    if len(move.reveals) not in (0, n):
+    draw = state.rules.draw
+    n = draw if draw < len(stock) else len(stock)
+    reveals = move.reveals
+    if reveals and len(reveals) != n:
         return _reject(
-            R.BAD_REVEAL, f"turning the stock shows {n} card(s), the move names {len(move.reveals)}"
+            R.BAD_REVEAL, f"turning the stock shows {n} card(s), the move names {len(reveals)}"
         )
     seen = seat.seen
     shown = stock[:n]
-    if not move.reveals and max(shown) < UNKNOWN:
-        # The common case of the simulator and of an owner's view: every card turned is
-        # privately known here (no public card from a recycled stock, nothing unknown).
-        cards = tuple([-slot - 2 for slot in shown])
-        for card in cards:
-            seen |= 1 << (card & 63)
-        return _with_seat(
-            state,
-            seat_no,
-            SeatState(
-                seat.nerts_hidden,
-                seat.nerts_up,
-                seat.work,
-                stock[n:],
-                seat.waste + cards,
-                seen,
-                False,
-            ),
-        )
+    if not reveals:
+        # The common cases of the simulator and of an owner's view: every card turned is
+        # privately known here, or every one is public already (a recycled stock).
+        if max(shown) < UNKNOWN:
+            cards = tuple([-slot - 2 for slot in shown])
+            for card in cards:
+                seen |= 1 << (card & 63)
+        elif min(shown) >= 0:
+            cards = shown
+        else:
+            cards = ()
+        if cards:
+            return _with_seat(
+                state,
+                seat_no,
+                _new_game_state(
+                    SeatState,
+                    (
+                        seat.nerts_hidden,
+                        seat.nerts_up,
+                        seat.work,
+                        stock[n:],
+                        seat.waste + cards,
+                        seen,
+                        False,
+                    ),
+                ),
+            )
     turned = []
     for i in range(n):
         slot = stock[i]
-        if not move.reveals and slot != UNKNOWN:  # the view knows the card: no claim to check
+        if not reveals and slot != UNKNOWN:  # the view knows the card: no claim to check
             if slot >= 0:  # public already (a recycled stock)
                 turned.append(slot)
             else:  # private knowledge (the owner's or the simulator's view)
@@ -415,7 +443,7 @@ def _apply_turn(
                 seen |= 1 << (card & 63)
                 turned.append(card)
             continue
-        result = _reveal(state, seat_no, slot, move.reveals[i] if move.reveals else None, seen)
+        result = _reveal(state, seat_no, slot, reveals[i] if reveals else None, seen)
         if isinstance(result, Rejection):
             return result
         card, seen = result
@@ -439,14 +467,9 @@ def _apply_play(
     state: GameState, seat_no: int, seat: SeatState, move: Move
 ) -> GameState | Rejection:
     rules = state.rules
-    card, source, kind = move.card, move.source, move.dest_kind
-    nerts_hidden, nerts_up, work, waste, seen = (
-        seat.nerts_hidden,
-        seat.nerts_up,
-        seat.work,
-        seat.waste,
-        seat.seen,
-    )
+    # Every field at once (tuple unpacking is one step; attribute reads are one each).
+    _, _, card, source, kind, dest, _, reveals = move
+    nerts_hidden, nerts_up, work, stock, waste, seen, _ = seat
     # Take the card (or sub-stack) from its source.
     if source == FROM_NERTS:
         if not nerts_up:
@@ -458,18 +481,18 @@ def _apply_play(
                 f"the top of your Nerts pile is the {card_name(entry)}, not the {card_name(card)}",
             )
         nerts_up = nerts_up[:-1]
-        if move.reveals and (nerts_up or not nerts_hidden):
+        if reveals and (nerts_up or not nerts_hidden):
             return _reject(R.BAD_REVEAL, "this move turns no card face up")
         if not nerts_up and nerts_hidden:
             result = _reveal(
-                state, seat_no, nerts_hidden[-1], move.reveals[0] if move.reveals else None, seen
+                state, seat_no, nerts_hidden[-1], reveals[0] if reveals else None, seen
             )
             if isinstance(result, Rejection):
                 return result
             nerts_up, seen = (result[0],), result[1]
             nerts_hidden = nerts_hidden[:-1]
         stack: tuple[int, ...] = (entry,)
-    elif move.reveals:
+    elif reveals:
         return _reject(R.BAD_REVEAL, "only a move from the Nerts pile turns a card face up")
     elif source == FROM_WASTE:
         if not waste:
@@ -509,7 +532,6 @@ def _apply_play(
     seats = list(state.seats)
     # Put it down.
     if kind == TO_WORK:
-        dest = move.dest
         if not 0 <= dest < len(work):
             return _reject(R.NO_SUCH_PILE, f"there is no work pile {dest}")
         if dest == source:
@@ -536,7 +558,6 @@ def _apply_play(
             return _reject(
                 R.NOT_ON_TOP, "only the Nerts top or the waste top can slide under a pile"
             )
-        dest = move.dest
         if not 0 <= dest < len(work):
             return _reject(R.NO_SUCH_PILE, f"there is no work pile {dest}")
         if not work[dest]:
@@ -550,7 +571,7 @@ def _apply_play(
     elif kind == TO_NERTS:
         if not rules.nerts_builds:
             return _reject(R.VARIANT_OFF, "this table does not build on Nerts piles")
-        victim = move.dest
+        victim = dest
         if not 0 <= victim < len(seats) or victim == seat_no:
             return _reject(R.NO_SUCH_SEAT, f"seat {victim} is not another seat at this table")
         target = seats[victim].nerts_top
@@ -570,13 +591,18 @@ def _apply_play(
     else:
         return _reject(R.NO_SUCH_PILE, f"unknown destination {kind!r}")
 
-    seats[seat_no] = SeatState(nerts_hidden, nerts_up, work, seat.stock, waste, seen, False)
+    seats[seat_no] = _new_game_state(
+        SeatState, (nerts_hidden, nerts_up, work, stock, waste, seen, False)
+    )
     ended_by, called_by = state.ended_by, state.called_by
     if rules.must_call and not nerts_up and ended_by is None:
         ended_by, called_by = ENDED_NERTS, seat_no
-    after = GameState(
-        rules, tuple(seats), foundations, wants, ended_by, called_by, state.rotations, True
+    after = _new_game_state(
+        GameState,
+        (rules, tuple(seats), foundations, wants, ended_by, called_by, state.rotations, True),
     )
+    if not any(map(_stuck_of, seats)):  # the common case, checked without a Python loop
+        return after
     for other, s in enumerate(seats):
         # A stuck seat stops being stuck once it has a card to play again: another seat
         # built the foundation its card needs, or put a card on its Nerts pile.

@@ -90,11 +90,6 @@ GOES_ON = _table(True)
 _GOES_UNDER = _table(False)
 
 
-def face_fast(entry: int) -> int:
-    """`cards.face_of` inlined for the hot paths."""
-    return entry & 63 if entry < 1 << FACE_SHIFT else (entry >> FACE_SHIFT) - 1
-
-
 def fits_work(pile: tuple[int, ...], bottom: int) -> bool:
     """Whether a card (or a sub-stack whose bottom card is `bottom`) may go on `pile`."""
     if not pile:
@@ -182,18 +177,51 @@ def substack_moves(
     in `legal_moves` order (source pile, then the card from the top down, then target).
 
     It depends on the piles alone, which change far less often than a bot decides, so it
-    is remembered. Most cards fit nowhere: a card is tried on the targets only when its
-    face is one that goes on some pile's top, or an empty pile or a joker could take it."""
-    tops = [face_fast(p[-1]) if p else -1 for p in work]
-    anything = (from_work and -1 in tops) or any(t >= 52 for t in tops)
-    wanted = {face for t in tops if 0 <= t < 52 for face in FITS_ON[t]}
+    is remembered (`substack_moves_uncached` for a caller that keeps its own)."""
+    return substack_moves_uncached(work, from_work)
+
+
+def substack_moves_uncached(
+    work: tuple[tuple[int, ...], ...], from_work: bool
+) -> tuple[tuple[int, int, int], ...]:
+    """`substack_moves`, worked out. Most cards fit nowhere: a card is tried on the targets
+    only when its face is one that goes on some pile's top, or an empty pile or a joker
+    could take it."""
+    tops = [
+        (p[-1] & 63 if p[-1] < 1 << FACE_SHIFT else (p[-1] >> FACE_SHIFT) - 1) if p else -1
+        for p in work
+    ]
     found: list[tuple[int, int, int]] = []
+    if not ((from_work and -1 in tops) or max(tops) >= 52):
+        # The common layout (no empty pile that a work card may fill, no joker on top): a
+        # card goes only onto the tops it builds down from, two faces per top.
+        onto: dict[int, list[int]] = {}
+        for j, t in enumerate(tops):
+            if t >= 0:
+                for face in FITS_ON[t]:
+                    onto.setdefault(face, []).append(j)
+        for k, pile in enumerate(work):
+            for at in range(len(pile) - 1, -1, -1):
+                entry = pile[at]
+                face = entry & 63 if entry < 1 << FACE_SHIFT else (entry >> FACE_SHIFT) - 1
+                targets: list[int] | None
+                if face >= 52:  # a joker that stands for no card yet
+                    targets = [
+                        j for j, t in enumerate(tops) if t >= 0 and fits_work(work[j], entry)
+                    ]
+                else:
+                    targets = onto.get(face)
+                    if targets is None:
+                        continue
+                for j in targets:
+                    if j != k:
+                        found.append((k, at, j))
+        return tuple(found)
+    # An empty pile or a joker on top: any card may have somewhere to go.
     for k, pile in enumerate(work):
         for at in range(len(pile) - 1, -1, -1):
             entry = pile[at]
-            face = face_fast(entry)
-            if not (anything or face >= 52 or face in wanted):
-                continue
+            face = entry & 63 if entry < 1 << FACE_SHIFT else (entry >> FACE_SHIFT) - 1
             for j, t in enumerate(tops):
                 if j == k:
                     continue

@@ -85,7 +85,11 @@ def simulate_round(
     applied = rejected = 0
     log: list[tuple[float, Move, bool]] = []
     push, pop = heapq.heappush, heapq.heappop  # the loop runs twice per move
+    # Read once per round, not once per event (the loop runs some 500 times a round).
+    reaches = [player.level.reach for player in players]
+    acts = [player.act for player in players]
     max_events, max_rotations = MAX_EVENTS_PER_ROUND, MAX_ROTATIONS_PER_ROUND
+    wrap_up_after, apply_move = WRAP_UP_AFTER, apply
     steps = 0
     while state.ended_by is None and events:
         steps += 1
@@ -98,25 +102,26 @@ def simulate_round(
         now, _, index, move = pop(events)
         player = players[index]
         if move is None:
-            chosen = player.act(state) if now < WRAP_UP_AFTER else _wrap_up(state, player)
+            chosen = acts[index](state) if now < wrap_up_after else _wrap_up(state, player)
             if chosen is None:
                 delay = player.delay(None)
-                if now < WRAP_UP_AFTER or not state.seats[player.seat].stuck:
+                if now < wrap_up_after or not state.seats[player.seat].stuck:
                     push(events, (now + delay, counter, index, None))
                     counter += 1
                 continue
-            push(events, (now + player.level.reach, counter, index, chosen))
+            push(events, (now + reaches[index], counter, index, chosen))
             counter += 1
             continue
-        result = apply(state, move)
-        ok = not isinstance(result, Rejection)
+        result = apply_move(state, move)
         if isinstance(result, Rejection):
             rejected += 1
+            if keep_log:
+                log.append((now, move, False))
         else:
             state = result
             applied += 1
-        if keep_log:
-            log.append((now, move, ok))
+            if keep_log:
+                log.append((now, move, True))
         push(events, (now + player.delay(move), counter, index, None))
         counter += 1
     if state.ended_by is None:  # pragma: no cover - every player waits only while stuck

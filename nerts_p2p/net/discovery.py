@@ -82,6 +82,8 @@ def ad_from_txt(txt: Mapping[bytes, bytes | None], address: tuple[str, int]) -> 
     shows only what it understands)."""
     try:
         fields = {k.decode(): (v or b"").decode() for k, v in txt.items()}
+        if fields["pass"] not in ("0", "1") or fields["spect"] not in ("0", "1"):
+            return None  # a flag is 1 or 0; anything else is not a table we understand
         taken, seats = fields["seats"].split("/")
         ad = TableAd(
             name=fields["name"],

@@ -33,6 +33,7 @@ from nerts_p2p.game.position import state_digest, state_hash
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.game.scoring import SeatScore, match_winner, score_round
 from nerts_p2p.game.state import GameState
+from protocol.admission import refusal_words
 from protocol.clocks import VersionVector
 from protocol.errors import LocalProtocolError, RemoteProtocolError
 from protocol.messages import MIX_NONCE_LEN, PLAYER, SPECTATOR, Kind, Op
@@ -360,7 +361,10 @@ class TableReplica:
         spectators: bool,
         randomness: Callable[[int], bytes],
         heartbeat_interval: float = 0.075,
+        private: bool = False,
     ) -> TableReplica:
+        """`private`: joining needs the passphrase whose key `use_table_key` gives the
+        replica (PROTOCOL.md 17); the OPEN says so."""
         from protocol.messages import derive_table_id
 
         nonce = randomness(8)
@@ -374,8 +378,9 @@ class TableReplica:
         replica.sync.author(
             Kind.OPEN,
             0,
-            [key.public_key, name, rules_to_wire(rules), rules.seats, spectators, nonce],
+            [key.public_key, name, rules_to_wire(rules), rules.seats, spectators, nonce, private],
         )
+        replica.sync.admission.player_limit = rules.seats * (2 if rules.partnerships else 1)
         replica._after_sync()
         return replica
 
@@ -500,15 +505,46 @@ class TableReplica:
 
     # --- intents ---------------------------------------------------------------------
 
-    def join(self) -> Op:
+    def join(self) -> Op | None:
+        """Join the table: ask the host to admit us (PROTOCOL.md 17), and JOIN once its
+        ADMIT is here. Returns the JOIN if it could be signed now; else it is signed by
+        itself when the admission arrives (`admission_refused` says if it never will)."""
         if self.sync.open_op is None:
             raise NertsError("the table's OPEN has not arrived yet")
-        op = self.sync.author(Kind.JOIN, 0, [self.sync.key.public_key, self.name, self.role])
+        door = self.sync.admission
+        door.knock(self.role, self.name, door.now)
+        op = self._join_if_admitted()
         self._after_sync()
         return op
 
+    @property
+    def admission_refused(self) -> str | None:
+        """Why the host did not let us in, in words; None while we may still get in."""
+        door = self.sync.admission
+        if door.refused is None or self.is_member:
+            return None
+        return refusal_words(door.refused)
+
+    def use_table_key(self, key: bytes) -> None:
+        """The table key derived from the passphrase (`protocol.admission.table_key`)."""
+        self.sync.admission.key = key
+
+    def _join_if_admitted(self) -> Op | None:
+        sync = self.sync
+        door = sync.admission
+        if door.wanted is None or self.is_member or not self.can_author:
+            return None
+        admitted = sync.admits.get(self.me)
+        if admitted is None or sync.host is None or sync.delivered(sync.host) < admitted[0]:
+            return None
+        try:
+            return sync.author(Kind.JOIN, 0, [sync.key.public_key, self.name, self.role])
+        except LocalProtocolError:
+            return None  # not yet (a restart waits for its own chain): asked again later
+
     def request_table(self, host: bytes, address: Hashable, now: float) -> None:
         """Ask the host for its OPEN (its op 1) before joining."""
+        self.sync.admission.host_address = address
         self.sync.request(address, [(host, 1, 1)], now)
 
     def ready(self) -> Op:
@@ -610,10 +646,13 @@ class TableReplica:
 
     def receive(self, datagram: bytes, source: Hashable, now: float) -> None:
         self.sync.receive(datagram, source, now)
+        self._join_if_admitted()
         self._after_sync()
 
     def tick(self, now: float) -> None:
         self.sync.tick(now)
+        self.sync.admission.tick(now)
+        self._join_if_admitted()
         self._after_sync()
         self._watch_presence(now)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import struct
 import subprocess
 import sys
 import time
@@ -34,6 +35,8 @@ pytestmark = pytest.mark.skipif(
 )
 
 SIZE = (1280, 800)
+#: display -> the folder where its Xvfb keeps the screen as a file.
+FRAMEBUFFERS: dict[str, Path] = {}
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -45,10 +48,23 @@ def _free_display() -> int:
 
 
 @pytest.fixture
-def xserver() -> Iterator[str]:
+def xserver(tmp_path: Path) -> Iterator[str]:
     number = _free_display()
+    # -fbdir: the screen is also a file (XWD), so the test can read what the window shows.
+    framebuffer = tmp_path / "framebuffer"
+    framebuffer.mkdir()
     server = subprocess.Popen(
-        ["Xvfb", f":{number}", "-screen", "0", "1400x900x24", "-nolisten", "tcp"],
+        [
+            "Xvfb",
+            f":{number}",
+            "-screen",
+            "0",
+            "1400x900x24",
+            "-nolisten",
+            "tcp",
+            "-fbdir",
+            str(framebuffer),
+        ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -59,6 +75,7 @@ def xserver() -> Iterator[str]:
             time.sleep(0.05)
         else:
             raise AssertionError("Xvfb did not start")
+        FRAMEBUFFERS[f":{number}"] = framebuffer
         yield f":{number}"
     finally:
         server.terminate()
@@ -75,6 +92,23 @@ def _xdo(display: str, *args: str) -> str:
         check=True,
     )
     return result.stdout.strip()
+
+
+def screen_pixel(display: str, x: int, y: int) -> tuple[int, int, int]:
+    """The colour Xvfb shows at (x, y) of its screen, read from its XWD framebuffer file."""
+    data = (FRAMEBUFFERS[display] / "Xvfb_screen0").read_bytes()
+    header = struct.unpack(">25I", data[:100])
+    header_size, byte_order, bits, bytes_per_line, ncolors = (
+        header[0],
+        header[7],
+        header[11],
+        header[12],
+        header[19],
+    )
+    assert bits == 32, f"a 24-bit screen is stored 32 bits a pixel, not {bits}"
+    at = header_size + ncolors * 12 + y * bytes_per_line + x * 4
+    b0, b1, b2, b3 = data[at : at + 4]
+    return (b2, b1, b0) if byte_order == 0 else (b1, b2, b3)
 
 
 def _start_window(display: str, home: Path, *extra: str) -> tuple[subprocess.Popen[str], str]:
@@ -135,11 +169,12 @@ def _start_window(display: str, home: Path, *extra: str) -> tuple[subprocess.Pop
     raise AssertionError(f"no window appeared: {printed} {process.communicate()[1]}")
 
 
-def _wait_for_title(display: str, window: str, title: str) -> None:
-    deadline = time.monotonic() + 60
+def _wait_for_title(display: str, window: str, title: str, *, ending: str = "") -> str:
+    deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
-        if _xdo(display, "getwindowname", window).startswith(title):
-            return
+        shown = _xdo(display, "getwindowname", window)
+        if shown.startswith(title) and shown.endswith(ending):
+            return shown
         time.sleep(0.1)
     raise AssertionError(f"the window never showed {title!r}")
 
@@ -241,3 +276,66 @@ def test_a_spectator_window_follows_the_bots(xserver: str, tmp_path: Path) -> No
     assert len(moves) >= 4, "the bots played while we watched"
     assert {m.move.seat for m in moves} <= set(range(4))
     assert "Ann" not in replay.names  # we watched; every seat is a bot
+
+
+def test_a_spectator_window_follows_a_headless_match_over_the_network(
+    xserver: str, tmp_path: Path
+) -> None:
+    """A headless `nerts-p2p host` match (a bot at each of 2 seats) on 127.0.0.1; the window
+    finds it in its Spectate list, watches it mid-match, and follows it into later rounds."""
+    name = f"e2e{os.getpid()}"
+    match = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "client.cli",
+            "host",
+            "--name",
+            name,
+            "--seats",
+            "2",
+            "--bots",
+            "1",
+            "--headless",
+            "--nerts-size",
+            "6",
+            "--bot-pace",
+            "0.25",
+            "--silence",
+            "60",
+            "--interface",
+            "127.0.0.1",
+            "--data-dir",
+            str(tmp_path / "match"),
+        ],
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        process, window = _start_window(xserver, tmp_path / "home", "--interface", "127.0.0.1")
+        try:
+            _xdo(xserver, "key", "--window", window, "v")  # Spectate a table
+            time.sleep(3.0)  # the list fills from mDNS
+            _xdo(xserver, "key", "--window", window, "1")  # the first (only) table
+            first = _wait_for_title(xserver, window, "Nerts - round", ending="(watching)")
+            number = int(first.split()[3])
+            _wait_for_title(xserver, window, f"Nerts - round {number + 1}", ending="(watching)")
+            time.sleep(1.0)
+            geometry = _xdo(xserver, "getwindowgeometry", "--shell", window)
+            where = dict(line.split("=") for line in geometry.splitlines())
+            x0, y0 = int(where["X"]), int(where["Y"])
+            layout = table_layout(SIZE[0], SIZE[1], 2, None)
+            for seat in layout.seats:
+                # Every seat's Nerts top is drawn face up in its place (a card's white).
+                cx = x0 + round(seat.nerts.x + seat.nerts.w * 0.5)
+                cy = y0 + round(seat.nerts.y + seat.nerts.h * 0.08)
+                colour = screen_pixel(xserver, cx, cy)
+                assert all(c >= 200 for c in colour), f"seat {seat.seat}: {colour}"
+            _xdo(xserver, "key", "--window", window, "space")  # a spectator's keys move nothing
+        finally:
+            _finish(xserver, window, process)
+    finally:
+        match.kill()
+        match.wait(timeout=30)

@@ -63,6 +63,7 @@ class StaticSession:
 
     def __init__(self, view: TableView) -> None:
         self._view = view
+        self.problem: str | None = None
         self.left = False
         self.submitted: list[Move] = []
         self.next_rounds = 0

@@ -1,5 +1,6 @@
-"""The bots' fast move search decides exactly as scoring every legal move did, and the same
-seeds still give the same rounds."""
+"""The bots' fast move search (`bot_search` for a novice and `aces_first` tables, the
+score bands of `bot_best` for the levels that play their best) decides exactly as scoring
+every legal move did, and the same seeds still give the same rounds."""
 
 from __future__ import annotations
 
@@ -47,6 +48,9 @@ TABLES = [
     Rules(seats=3, fill_from_work=False, stuck_ends_round=True, work_piles=5),
     Rules(seats=2, slide_under=False, must_call=True, jokers=1, work_piles=3),
     Rules(seats=2, partnerships=True, nerts_builds=True, aces_first=True),
+    # Races between many seats, jokers and builds on Nerts piles in the best-only search.
+    Rules(seats=5, jokers=2, nerts_builds=True, draw=1),
+    Rules(seats=4, work_piles=6, jokers=1, recycle_rotates=False),
 ]
 
 

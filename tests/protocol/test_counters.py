@@ -64,5 +64,5 @@ def test_protocol_error_itself_cannot_be_raised() -> None:
 
 def test_reasons_are_distinct_plain_strings() -> None:
     values = [reason.value for reason in DropReason]
-    assert len(set(values)) == len(values) == 15
+    assert len(set(values)) == len(values) == 16
     assert str(DropReason.BAD_SIGNATURE) == "bad_signature"

@@ -364,8 +364,11 @@ def test_a_stranger_is_no_member_until_it_joins() -> None:
 
 def test_a_host_who_does_not_play_can_start_a_round() -> None:
     h = History()
-    h.author("host", Kind.OPEN, 0, [KEYS["host"].public_key, "host", TABLE_RULES, 4, True, NONCE])
+    h.author(
+        "host", Kind.OPEN, 0, [KEYS["host"].public_key, "host", TABLE_RULES, 4, True, NONCE, False]
+    )
     for name in ("alice", "bob"):
+        h.author("host", Kind.ADMIT, 0, [KEYS[name].public_key, PLAYER])
         h.author(name, Kind.JOIN, 0, [KEYS[name].public_key, name, PLAYER])
     for name in ("alice", "bob"):
         h.author(name, Kind.READY, 0, ready_payload(name, 1, SHOWN["alice"]))
@@ -453,12 +456,16 @@ def test_ops_of_unknown_authors_wait_in_bounded_space() -> None:
     assert sum(len(ops) for ops in peer.awaiting_key.values()) == MAX_AWAITING
     assert peer.counters[DropReason.UNKNOWN_AUTHOR] == 100
     # A newcomer's JOIN carries its key, so it is never turned away for lack of room.
+    admit = op_of(
+        seal(KEYS["host"], HISTORY.body("host", Kind.ADMIT, 0, [KEYS["mallory"].public_key, 0]))
+    )
+    peer.receive(admit.datagram(), "host", 2.0)
     join = op_body(
-        Kind.JOIN, TABLE, IDS["mallory"], 1, NO_PREV, 90, 0, [[IDS["host"], 1]],
-        [KEYS["mallory"].public_key, "mallory", PLAYER],
+        Kind.JOIN, TABLE, IDS["mallory"], 1, NO_PREV, admit.lamport + 1, 0,
+        [[IDS["host"], admit.seq]], [KEYS["mallory"].public_key, "mallory", PLAYER],
     )  # fmt: skip
     peer.receive(seal(KEYS["mallory"], join), "mallory", 2.0)
-    assert [op.author for op in delivered(peer.events())] == [IDS["mallory"]]
+    assert [op.author for op in delivered(peer.events())] == [IDS["host"], IDS["mallory"]]
 
 
 def test_heartbeats_from_strangers_do_not_grow_memory() -> None:
@@ -478,7 +485,7 @@ def test_an_op_too_big_to_share_a_batch_is_still_relayed() -> None:
     table = derive_table_id(host.public_key, NONCE)
     rules = [[f"rule-{i:018d}", 2**31 - 1] for i in range(32)]  # near the largest OPEN
     opener = SyncPeer(host, table)
-    big = opener.author(Kind.OPEN, 0, [host.public_key, "h" * 32, rules, 4, True, NONCE])
+    big = opener.author(Kind.OPEN, 0, [host.public_key, "h" * 32, rules, 4, True, NONCE, False])
     assert len(big.body) > 1000
     relay = SyncPeer(OBSERVER, table)
     relay.receive(big.datagram(), "host", 0.0)

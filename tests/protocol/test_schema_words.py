@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from protocol.errors import DropReason, RemoteProtocolError
-from protocol.schema import Bin, Int, ListOf, Nil, Spec, Str, Tagged, Tuple
+from protocol.schema import Bin, Bool, Const, Int, ListOf, Nil, OneOf, Spec, Str, Tagged, Tuple
 
 
 def _words(spec: Spec, value: object) -> str:
@@ -65,3 +65,16 @@ def test_a_tuple_error_names_its_exact_length() -> None:
 
 def test_a_nil_error_says_nil_was_expected() -> None:
     assert _words(Nil(), 1) == "body: expected nil, got int"
+
+
+def test_a_rule_value_error_names_both_shapes_it_may_take() -> None:
+    # A rule's value (in an OPEN or a START) is a bool or an int: the words name both.
+    spec = OneOf(Bool(), Int(0, 1))
+    assert _words(spec, "yes") == "body: expected one of (bool | int 0..1), got str"
+
+
+def test_a_wrong_version_error_quotes_a_scalar_value_but_not_a_container() -> None:
+    spec = Const(2)
+    assert _words(spec, 3) == "body: expected int 2, got int 3"
+    assert _words(spec, None) == "body: expected int 2, got nil None"
+    assert _words(spec, [2]) == "body: expected int 2, got array"

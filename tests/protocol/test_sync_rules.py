@@ -50,7 +50,7 @@ def test_lobby_ops_name_only_the_open_and_their_own_previous_op() -> None:
     assert {author for author, _ in op.lobby_deps} == {IDS["host"], IDS["bob"]}
 
 
-def test_a_join_that_names_nothing_waits_for_the_tables_open() -> None:
+def test_a_join_that_names_nothing_waits_for_the_tables_open_then_is_not_admitted() -> None:
     mallory = KEYS["mallory"]
     bare_join = seal(
         mallory,
@@ -71,8 +71,14 @@ def test_a_join_that_names_nothing_waits_for_the_tables_open() -> None:
     assert peer.events() == []
     opener = HISTORY.datagrams(1)[0]
     peer.receive(opener, "net", 0.0)
-    kinds = [e.op.kind for e in peer.events() if isinstance(e, OpDelivered)]
-    assert kinds == [Kind.OPEN, Kind.JOIN]
+    events = peer.events()
+    kinds = [e.op.kind for e in events if isinstance(e, OpDelivered)]
+    assert kinds == [Kind.OPEN]
+    # Its deps cover no ADMIT of its key by the host (PROTOCOL.md 17): never a member.
+    assert [(e.op.kind, e.reason) for e in events if isinstance(e, OpRejected)] == [
+        (Kind.JOIN, DropReason.NOT_A_MEMBER)
+    ]
+    assert mallory.key_id not in peer.members
 
 
 def test_a_round_op_stamped_before_its_round_started_is_backdated() -> None:

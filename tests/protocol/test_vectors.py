@@ -28,7 +28,7 @@ from protocol.messages import (
 )
 from protocol.signing import SigningKeyPair, key_id, verify
 from protocol.sync import AuthorExpelled, OpDelivered, OpRejected, SyncPeer
-from tools.gen_vectors import FILES, build, message_json
+from tools.gen_vectors import ADMISSION_FILE, FILES, build, message_json
 
 VECTORS_DIR = Path(protocol.__file__).parent / "vectors"
 OBSERVER = SigningKeyPair(bytes(range(32)))  # a peer that is no member of the table
@@ -82,19 +82,20 @@ def test_the_files_cover_every_kind_and_every_gate_step() -> None:
     valid_kinds = {v["decoded"]["kind"] for v in VALID}
     wanted = {Kind.OPEN, Kind.JOIN, Kind.LEAVE, Kind.READY, Kind.START, Kind.MOVE, Kind.REVEAL}
     wanted |= {Kind.MIX, Kind.DEPART}
-    wanted |= {Kind.HEARTBEAT, Kind.REQUEST, Kind.BATCH, Kind.EVIDENCE}
+    wanted |= {Kind.HEARTBEAT, Kind.REQUEST, Kind.BATCH, Kind.EVIDENCE, Kind.ADMIT}
     assert {k.name for k in wanted} <= valid_kinds
     roles = {v["decoded"]["payload"][2] for v in VALID if v["decoded"]["kind"] == "JOIN"}
     assert roles == {0, 1}  # a player and a spectator
     reasons = {v["reason"] for v in INVALID}
     # Rate limits depend on a source's history, not on one datagram; a byte-identical
-    # duplicate is counted as `duplicates`, not dropped as misconduct.
-    assert reasons == {r.value for r in DropReason} - {"rate_limited", "replayed"}
+    # duplicate is counted as `duplicates`, not dropped as misconduct. A wrong ANSWER
+    # (`bad_proof`) needs the host's outstanding challenge: `admission.json` has it.
+    assert reasons == {r.value for r in DropReason} - {"rate_limited", "replayed", "bad_proof"}
 
 
 def test_the_generator_reproduces_the_committed_files() -> None:
     regenerated = build()
-    assert sorted(regenerated) == sorted(FILES)
+    assert sorted(regenerated) == sorted([*FILES, ADMISSION_FILE])
     for name, text in regenerated.items():
         assert text == (VECTORS_DIR / name).read_text(), f"stale: regenerate {name}"
     assert build() == regenerated

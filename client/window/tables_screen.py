@@ -1,0 +1,184 @@
+"""The tables found on the network, live: name, seats taken of the most, phase, a padlock
+when a passphrase is needed, whether spectators are welcome. A click sits at the table
+(Join) or watches it (Spectate)."""
+
+from __future__ import annotations
+
+import pygame
+import trio
+
+from nerts_p2p.net.discovery import TableAd, TableBrowser
+from protocol.messages import PLAYER
+
+from .app import Task
+from .netsession import HOST_ANSWER_TIMEOUT, NetworkTable, join_table, why_not_join
+from .screen import App
+from .widgets import Button, button_at, column, text_lines
+
+#: How often the list is refreshed from what mDNS has seen (seconds).
+REFRESH = 0.25
+MAX_ROWS = 8
+
+
+def table_line(ad: TableAd) -> str:
+    """One row of the list, in words."""
+    welcome = "spectators welcome" if ad.spectators else "no spectators"
+    return f"{ad.name}   {ad.seats_taken}/{ad.seats_max} seats   {ad.phase}   {welcome}"
+
+
+def draw_padlock(
+    surface: pygame.Surface, x: int, y: int, h: int, colour: tuple[int, int, int]
+) -> None:
+    """A padlock `h` pixels high with its top-left at (x, y)."""
+    w = int(h * 0.8)
+    body = pygame.Rect(x, y + h * 0.45, w, h * 0.55)
+    shackle = pygame.Rect(x + w * 0.18, y, w * 0.64, h * 0.8)
+    pygame.draw.arc(surface, colour, shackle, 0, 3.1416, max(2, h // 8))
+    pygame.draw.rect(surface, colour, body, border_radius=max(1, h // 10))
+
+
+class TablesScreen:
+    """Join (`role` PLAYER) or spectate (SPECTATOR) a table found on the network."""
+
+    def __init__(self, app: App, role: int = PLAYER) -> None:
+        self.app = app
+        self.role = role
+        self.tables: list[TableAd] = []
+        self.looked = False  # a first look at the network is done
+        self.problem = ""
+        self.joining = False
+        #: Seconds a table's host has to answer before the table counts as gone.
+        self.host_timeout = HOST_ANSWER_TIMEOUT
+        self._browse: Task = app.spawn(self._browse_tables, self._browse_failed)
+
+    async def _browse_tables(self) -> None:
+        async with TableBrowser(self.app.interface) as browser:
+            while True:
+                found = await browser.poll()
+                self.tables = sorted(found.values(), key=lambda ad: (ad.name, ad.table_id))
+                self.looked = True
+                await trio.sleep(REFRESH)
+
+    def _browse_failed(self, problem: str) -> None:
+        self.problem = f"No tables can be looked for: {problem}"
+
+    def buttons(self) -> list[Button]:
+        width, height = self.app.size
+        rows = [(f"table {i}", table_line(ad)) for i, ad in enumerate(self.tables[:MAX_ROWS])]
+        items = [*rows, ("back", "Back  (Esc)")]
+        k = self.app.scale
+        bh = int(max(30 * k, min(46 * k, height / 18)))
+        return column(
+            items, width // 2, int(height * 0.18), int(min(820 * k, width - 40)), bh, bh // 4
+        )
+
+    def handle(self, event: pygame.event.Event, now: float) -> None:
+        name = None
+        if event.type == pygame.MOUSEBUTTONDOWN and event.button == 1:
+            button = button_at(self.buttons(), event.pos)
+            name = button.name if button else None
+        elif event.type == pygame.KEYDOWN:
+            key = pygame.key.name(event.key)
+            if key == "escape":
+                name = "back"
+            elif key.isdigit() and 1 <= int(key) <= len(self.tables):
+                name = f"table {int(key) - 1}"
+        if name == "back":
+            self.app.show(self.app.start_screen())
+        elif name is not None and name.startswith("table "):
+            index = int(name.split()[1])
+            if index < len(self.tables):
+                self.choose(self.tables[index])
+
+    def choose(self, ad: TableAd) -> None:
+        if self.joining:
+            return
+        problem = why_not_join(ad, self.role)
+        if problem is not None:
+            self.problem = problem[0].upper() + problem[1:]
+            return
+        self.problem = ""
+        self.joining = True
+        app = self.app
+
+        async def joining() -> None:
+            try:
+                table = await join_table(
+                    app.interface,
+                    ad,
+                    player_name=app.settings.name,
+                    role=self.role,
+                    host_timeout=self.host_timeout,
+                )
+            finally:
+                self.joining = False
+            self.joined(table)
+
+        app.spawn(joining, self._join_failed)
+
+    def joined(self, table: NetworkTable) -> None:
+        from .lobby_screen import LobbyScreen
+
+        if self.app.screen is not self:  # the player went back while joining
+            table.leave()
+            return
+        self.app.spawn(table.serve, table.fail)
+        self.app.show(LobbyScreen(self.app, table))
+
+    def _join_failed(self, problem: str) -> None:
+        self.problem = f"The table could not be joined: {problem}"
+
+    def update(self, now: float) -> None:
+        pass
+
+    def draw(self, surface: pygame.Surface, now: float) -> None:
+        app = self.app
+        theme, fonts = app.theme, app.fonts
+        width, height = app.size
+        surface.fill(theme.felt)
+        heading = "Join a table" if self.role == PLAYER else "Spectate a table"
+        title = fonts.text(heading, height * 0.06, theme.text, True)
+        surface.blit(title, title.get_rect(midtop=(width / 2, height * 0.03)))
+        what = "sit at" if self.role == PLAYER else "watch"
+        sub = fonts.text(
+            f"Tables found on {app.interface}: click one to {what} it "
+            "(a padlock: it needs a passphrase)",
+            height * 0.028,
+            theme.dim_text,
+        )
+        surface.blit(sub, sub.get_rect(midtop=(width / 2, height * 0.11)))
+        for i, button in enumerate(self.buttons()):
+            ad = self.tables[i] if button.name.startswith("table ") else None
+            usable = ad is not None and why_not_join(ad, self.role) is None
+            button.draw(surface, fonts, theme, active=usable)
+            if ad is not None and ad.passphrase:
+                size = int(button.rect.h * 0.6)
+                draw_padlock(
+                    surface,
+                    button.rect.x + 12,
+                    button.rect.y + (button.rect.h - size) // 2,
+                    size,
+                    theme.button_text,
+                )
+        lines = []
+        if not self.tables:
+            lines.append("Looking for tables..." if not self.looked else "No tables found yet.")
+        if self.joining:
+            lines.append("Joining...")
+        colour = theme.dim_text
+        if self.problem:
+            lines = [self.problem]
+            colour = theme.warn
+        text_lines(
+            surface,
+            fonts,
+            lines,
+            width // 2,
+            int(height * 0.86),
+            height * 0.03,
+            colour,
+            centre=True,
+        )
+
+    def close(self) -> None:
+        self._browse.cancel()

@@ -1,0 +1,74 @@
+"""Private tables over real processes on loopback (PROTOCOL.md 17): the passphrase never
+travels; a joiner or spectator without it gets a plain-word error and exit 1, never a hang."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from nerts_p2p.net.discovery import TableAd, ad_from_txt
+
+from .procs import FAST, FAST_JOIN, finish, nerts, table_name
+
+LO = ["--interface", "127.0.0.1"]
+PATIENT = ["--silence", "60"]
+SECRET = "owls at the lighthouse"
+#: A refusal comes back within a few seconds (KDF, discovery, one round trip): far less
+#: than this, so a hang fails the test rather than the whole run.
+REFUSED_WITHIN = 60.0
+
+
+def test_a_private_table_lets_in_the_passphrase_and_refuses_the_rest() -> None:
+    name = table_name("private")
+    host = nerts(
+        ["host", "--name", name, "--seats", "2", "--rounds", "1", "--passphrase", SECRET,
+         "--headless", "--json", *LO, *FAST, *PATIENT]
+    )  # fmt: skip
+    try:
+        time.sleep(0.5)
+        code, out, err = finish(nerts(["list", "--json", "--timeout", "4", *LO]))
+        assert code == 0, err
+        ours = [t for t in map(json.loads, out.splitlines()) if t["name"] == name]
+        assert [t["passphrase"] for t in ours] == [True]
+        # Refused before any seat is taken: a wrong passphrase, a spectator's wrong one,
+        # and none at all.
+        wrong = nerts(
+            ["join", name, "--passphrase", "owls at the harbour", "--headless", *LO, *FAST_JOIN]
+        )
+        peeking = nerts(["spectate", name, "--passphrase", "owls", "--json", *LO])
+        bare = nerts(["join", name, "--headless", *LO, *FAST_JOIN])
+        for proc in (wrong, peeking):
+            code, out, err = finish(proc, timeout=REFUSED_WITHIN)
+            assert code == 1
+            assert f"wrong passphrase for table {name!r}" in err
+            assert out == ""  # nothing of the table was shown
+            assert "Traceback" not in err
+        code, out, err = finish(bare, timeout=REFUSED_WITHIN)
+        assert code == 1
+        assert f"table {name!r} is private" in err
+        assert "--passphrase" in err
+        # The right passphrase joins and plays the round; a spectator with it watches.
+        guest = nerts(
+            ["join", name, "--passphrase", SECRET, "--headless", "--json", *LO, *FAST_JOIN,
+             *PATIENT]
+        )  # fmt: skip
+        watcher = nerts(["spectate", name, "--passphrase", SECRET, "--json", *LO, *PATIENT])
+        results = [finish(p) for p in (host, guest, watcher)]
+    finally:
+        host.kill()
+    for code, _out, err in results:
+        assert code == 0, err
+    lines = [out.splitlines() for _, out, _ in results]
+    assert len(lines[0]) == 2  # the round, then the match
+    assert all(each == lines[0] for each in lines)
+
+
+def test_the_pass_flag_of_a_txt_record_is_one_or_zero() -> None:
+    private = TableAd("x", ("127.0.0.1", 5), 3, b"a" * 8, b"b" * 8, 1, 4, "lobby", True, True)
+    public = TableAd("x", ("127.0.0.1", 5), 3, b"a" * 8, b"b" * 8, 1, 4, "lobby", False, True)
+    assert private.txt()["pass"] == "1"
+    assert public.txt()["pass"] == "0"
+    txt = {k.encode(): v.encode() for k, v in private.txt().items()}
+    assert ad_from_txt(txt, ("127.0.0.1", 5)) == private
+    for bad in (b"yes", b"true", b"2", b""):
+        assert ad_from_txt({**txt, b"pass": bad}, ("127.0.0.1", 5)) is None

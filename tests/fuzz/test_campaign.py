@@ -69,3 +69,7 @@ def test_mutating_a_peer_on_a_loopback_udp_socket_reads_its_drop_counters(
     assert 100 < drops["received"] <= 600 + 400  # the datagrams and the watchdog's probes
     assert drops["malformed"] > 0
     assert drops["schema"] > 0
+    # Growth is watched in the target's own process: memory and the peer's queues.
+    watch = report["watch"]
+    assert watch["rss_max_mb"] >= watch["rss_start_mb"] > 0
+    assert {"pending", "awaiting_key", "requests_in_flight"} <= set(watch["queues_max"])

@@ -1087,11 +1087,21 @@ class SyncPeer:
         # Shared fairly across authors: one author's long backlog must not starve another's
         # gap (their parked ops may wait on exactly that gap).
         push = fair_take(
-            [self.logs[a][first - 1 : last] for a, first, last in theirs.missing_ranges(held)],
+            [
+                self.logs[a][first - 1 : self._counted(a, last)]
+                for a, first, last in theirs.missing_ranges(held)
+            ],
             MAX_PUSH,
         )
         self._send_ops(source, push)
         self._resolve_departures()
+
+    def _counted(self, author: bytes, last: int) -> int:
+        """`last`, or less: an expelled author's ops from its expulsion on are neither
+        asked for nor pushed (a peer that holds the proof ignores them; only the evidence
+        travels), else a peer that delivered one before the proof pushes it forever."""
+        expelled = self.expelled.get(author)
+        return last if expelled is None else min(last, expelled - 1)
 
     def _gaps(self, theirs: VersionVector) -> list[tuple[bytes, int, int]]:
         """What a peer with vector `theirs` holds that we lack, as ranges to ask it for: the
@@ -1100,7 +1110,8 @@ class SyncPeer:
         request names the gap that blocks delivery. The work is bounded by what is parked, not
         by the seqs a heartbeat names (up to 2^32-1, any of them a lie)."""
         per_author: list[list[tuple[bytes, int, int]]] = []
-        for author, first, last in VersionVector(self.vector()).missing_ranges(theirs):
+        for author, first, whole in VersionVector(self.vector()).missing_ranges(theirs):
+            last = self._counted(author, whole)
             parked = sorted(k for k in self.pending.get(author, {}) if first <= k <= last)
             ranges: list[tuple[bytes, int, int]] = []
             seq = first
@@ -1163,7 +1174,7 @@ class SyncPeer:
                     continue  # a stranger at a private table learns the OPEN, nothing more
                 first = last = 1
             log = self.logs.get(author, [])
-            wanted.append(log[first - 1 : min(last, len(log))])
+            wanted.append(log[first - 1 : min(self._counted(author, last), len(log))])
             if author in self.evidence and self.evidence[author][0] not in evidence:
                 evidence.extend(self.evidence[author])
             if author in self.lies and self.lies[author][1] not in evidence:

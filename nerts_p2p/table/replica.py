@@ -994,6 +994,10 @@ class TableReplica:
         for seat in range(rnd.rules.seats):
             author = rnd.dealer[seat]
             reveal = rnd.reveals.get(author)
+            if reveal is not None and not rnd.log.counts_for_order(reveal):
+                # Its author was expelled from before it: it counts nowhere, whether or not
+                # this peer delivered it before the proof arrived (issue 9, `fuzz mutate`).
+                reveal = None
             seed, salt = reveal.payload if reveal is not None else (bytes(32), bytes(16))
             if deal_commitment(seed, salt) != rnd.commitments[author] and (
                 reveal is not None or seat not in departed

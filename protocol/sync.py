@@ -209,6 +209,9 @@ class SyncPeer:
         self._hashed: tuple[tuple[tuple[bytes, int], ...], bytes] | None = None
         self._waiting_hb: dict[bytes, tuple[int, int]] = {}  # author -> (lamport, own seq)
         self._promised = 0  # the Lamport time of our latest heartbeat: our next op's floor
+        #: sender -> the vector at which its state hash differed from ours and we asked it for
+        #: its latest ops (a divergence is reported if it still differs at that vector)
+        self._probed: dict[bytes, tuple[tuple[bytes, int], ...]] = {}
         # author -> (its op rejected as backdated, the dep (author, seq) it failed on)
         self._backdated_on: dict[bytes, tuple[Op, tuple[bytes, int]]] = {}
         #: author -> when we last had a sign of life from it (an op it signed, its heartbeat)
@@ -498,6 +501,12 @@ class SyncPeer:
                     self.counters.count_error(exc)
         if seq <= self.delivered(author):
             return  # a different body would have been caught above as equivocation
+        log = self.logs.get(author)
+        if log and seq == len(log) + 1 and op.prev != log[-1].hash and source is not None:
+            # Signed on top of an op seq-1 that is not the one we hold: its sender may hold
+            # that other op. Asked for, it is the proof of an equivocation that equal
+            # vectors would never show (the table is split until someone holds both).
+            self.request(source, [(author, seq - 1, seq - 1)], now)
         pending = self.pending.setdefault(author, {})
         if len(pending) >= MAX_PENDING_PER_AUTHOR or self._pending_total() >= MAX_PENDING:
             raise RemoteProtocolError(DropReason.RATE_LIMITED, "too many ops waiting for others")
@@ -1077,8 +1086,16 @@ class SyncPeer:
             and hb.state_hash[8:] == ours[8:]  # folded with the same expulsions
             and hb.state_hash != ours
         ):
-            self.divergences += 1
-            self._events.append(DivergenceDetected(hb.sender, vector, ours, hb.state_hash))
+            if self._probed.get(hb.sender) == vector:
+                self.divergences += 1
+                self._events.append(DivergenceDetected(hb.sender, vector, ours, hb.state_hash))
+            else:
+                # An equivocation looks just like this (half the table holds one op n, half
+                # another, the vectors are equal): first ask for the sender's latest op of
+                # every author, which brings the proof if there is one. A mismatch that is
+                # still there at its next heartbeat with this vector is a divergence.
+                self._probed[hb.sender] = vector
+                self.request(source, [(a, n, n) for a, n in vector][:MAX_RANGES], now)
         held = VersionVector(vector)
         wanted = self._gaps(theirs)
         if wanted:

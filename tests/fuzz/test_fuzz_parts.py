@@ -148,3 +148,14 @@ def test_a_lag_fault_slows_one_peers_link_to_some_others_only() -> None:
     assert 1 <= len(slowed) <= 3
     assert 0.2 <= fault.value <= 1.2
     assert Schedule.from_json(generate(3, shape).to_json()).faults == (fault,)
+
+
+def test_generated_schedules_kill_only_a_minority_of_the_players() -> None:
+    """A departure needs a quorum (PROTOCOL.md 13): with a majority killed the survivors
+    rightly never finish, which is no finding."""
+    for peers in (3, 4, 5):
+        shape = ScheduleShape(peers=peers, count=12, kinds=("kill",))
+        for seed in range(20):
+            killed = [f.peers[0] for f in generate(seed, shape).faults]
+            assert len(killed) == len(set(killed)) <= (peers - 1) // 2
+            assert 0 not in killed  # the host opens the table and starts rounds

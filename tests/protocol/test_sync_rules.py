@@ -210,9 +210,34 @@ def test_divergence_is_not_alarmed_after_an_expulsion_until_both_peers_have_made
     assert IDS["sam"] in alice.expelled
     alice.set_state_hash(b"B" * 16)
     assert _heartbeat_to(bob, alice, 4.0) == []
-    alice.set_state_hash(b"C" * 16)  # now a real divergence
-    (found,) = _heartbeat_to(bob, alice, 5.0)
+    alice.set_state_hash(b"C" * 16)  # now a real divergence: first a probe, then the alarm
+    assert _heartbeat_to(bob, alice, 5.0) == []
+    (found,) = _heartbeat_to(bob, alice, 6.0)
     assert found.peer == bob.me
+
+
+def test_an_equivocation_that_looks_like_a_divergence_brings_its_proof_instead() -> None:
+    """Issue 9 (`fuzz hostile --adversaries equivocator`): Sam sent Alice one op n and Bob
+    another. Equal vectors, unequal folds: Alice asks Bob for his latest ops, gets the other
+    version and expels Sam, and no divergence is reported."""
+    history = play_history()
+    alice, bob = history.peers["alice"], history.peers["bob"]
+    one = seal(KEYS["sam"], history.body("sam", Kind.LEAVE, 0, None))
+    other = seal(KEYS["sam"], history.body("sam", Kind.LEAVE, 0, None, lamport=10**6))
+    alice.receive(one, "sam", 1.0)
+    bob.receive(other, "sam", 1.0)
+    assert alice.vector() == bob.vector()
+    alice.set_state_hash(b"A" * 16)
+    bob.set_state_hash(b"B" * 16)
+    assert _heartbeat_to(bob, alice, 2.0) == []
+    bob.outgoing()
+    for destination, datagram in alice.outgoing():
+        if destination == "net":
+            bob.receive(datagram, "alice", 2.0)
+    for _, datagram in bob.outgoing():
+        alice.receive(datagram, "bob", 2.0)
+    assert IDS["sam"] in alice.expelled
+    assert [e for e in alice.events() if isinstance(e, DivergenceDetected)] == []
 
 
 def test_a_replayed_heartbeat_of_our_own_is_not_divergence_from_ourselves() -> None:
@@ -293,3 +318,40 @@ def test_a_heartbeat_naming_seq_two_to_the_32_is_answered_at_once() -> None:
     ]
     asked = [tuple(r) for q in requests for r in q.ranges if r[0] == alice]  # type: ignore[union-attr]
     assert asked == [(alice, have + 1, have + 2), (alice, have + 4, 2**32 - 1)]
+
+
+def test_an_op_chained_on_another_version_of_its_previous_op_brings_the_proof() -> None:
+    """Issue 9 (`fuzz hostile --adversaries equivocator`): Alice sends Bob one move n and Sam
+    another. Their vectors are equal, so anti-entropy never moves either move n. When her move
+    n+1 (chained on Bob's version) reaches Sam, he asks its sender for the move n it chains
+    on, and holds the proof: Alice is expelled from n."""
+    history = play_history()
+    bob, sam = history.peers["bob"], history.peers["sam"]
+    alice = IDS["alice"]
+    one = seal(KEYS["alice"], history.body("alice", Kind.MOVE, 1, "turn"))
+    other = seal(KEYS["alice"], history.body("alice", Kind.MOVE, 1, "stuck"))
+    first = op_of(one)
+    deps = list(first.round_deps)
+    deps[history.peers["host"].epoch(1).index[alice]] += 1  # type: ignore[union-attr]
+    after = seal(
+        KEYS["alice"],
+        history.body(
+            "alice", Kind.MOVE, 1, "turn", seq=first.seq + 1, prev=first.hash,
+            lamport=first.lamport + 1, deps=deps,
+        ),
+    )  # fmt: skip
+    for datagram in (one, after):
+        bob.receive(datagram, "alice", 1.0)
+    sam.receive(other, "alice", 1.0)
+    assert bob.delivered(alice) == sam.delivered(alice) + 1
+    sam.outgoing()
+    sam.receive(after, "bob", 2.0)  # pushed by Bob: it does not chain on Sam's move n
+    to_bob = [d for to, d in sam.outgoing() if to == "bob"]
+    asks = [decode(d, table=TABLE) for d in to_bob]
+    assert [tuple(r) for q in asks for r in q.ranges] == [(alice, first.seq, first.seq)]  # type: ignore[union-attr]
+    bob.outgoing()
+    for datagram in to_bob:
+        bob.receive(datagram, "sam", 2.0)
+    for _, datagram in bob.outgoing():
+        sam.receive(datagram, "bob", 2.0)
+    assert sam.expelled[alice] == first.seq

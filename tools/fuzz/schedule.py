@@ -121,6 +121,7 @@ def generate(seed: int, shape: ScheduleShape) -> Schedule:
     """A seeded random schedule: the same seed and shape give the same schedule."""
     rng = random.Random(f"schedule/{seed}")
     faults: list[Fault] = []
+    killed: set[int] = set()
     for _ in range(shape.count):
         kind = rng.choice(list(shape.kinds))
         start = round(rng.uniform(*shape.window), 3)
@@ -153,6 +154,11 @@ def generate(seed: int, shape: ScheduleShape) -> Schedule:
             # The host opens the table and starts rounds: killing it is a different story
             # (a vanished host needs a successor), so a kill takes a non-host player.
             victim = rng.randrange(1, shape.peers) if shape.peers > 1 else 0
+            # A departure needs a quorum of the round's participants (PROTOCOL.md 13): kill
+            # a minority, or the survivors rightly wait for the others for good.
+            if victim in killed or len(killed) + 1 > (shape.peers - 1) // 2:
+                continue
+            killed.add(victim)
             faults.append(Fault(kind, start, start, (victim,)))
         elif kind == "restart":
             faults.append(Fault(kind, start, end, (peer,)))

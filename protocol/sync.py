@@ -71,6 +71,7 @@ MAX_REPLY: Final = 64  # ops sent in answer to one request
 MAX_AWAITING: Final = 256  # ops parked until their author's key arrives, all authors together
 MAX_REQUESTED: Final = 4096  # authors with a request in flight (pruned when it grows past)
 RELAY_EVERY: Final = 4  # heartbeat intervals between relays of others' heartbeats
+PROBE_FOR: Final = 5.0  # seconds a state-hash mismatch's probe for an equivocation stands
 #: How far past everything it names (its previous op, its deps, its round's START) an op may
 #: be stamped (PROTOCOL.md 5, rule 2). Honest clocks gain one per heartbeat (75 ms), so
 #: 2^23 is a week at the table without authoring; a member's lie can push the table's time
@@ -209,9 +210,9 @@ class SyncPeer:
         self._hashed: tuple[tuple[tuple[bytes, int], ...], bytes] | None = None
         self._waiting_hb: dict[bytes, tuple[int, int]] = {}  # author -> (lamport, own seq)
         self._promised = 0  # the Lamport time of our latest heartbeat: our next op's floor
-        #: sender -> the vector at which its state hash differed from ours and we asked it for
-        #: its latest ops (a divergence is reported if it still differs at that vector)
-        self._probed: dict[bytes, tuple[tuple[bytes, int], ...]] = {}
+        #: sender -> the vector at which its state hash differed from ours, and when we asked
+        #: it for its latest ops (a later mismatch is a divergence, section 9)
+        self._probed: dict[bytes, tuple[tuple[tuple[bytes, int], ...], float]] = {}
         # author -> (its op rejected as backdated, the dep (author, seq) it failed on)
         self._backdated_on: dict[bytes, tuple[Op, tuple[bytes, int]]] = {}
         #: author -> when we last had a sign of life from it (an op it signed, its heartbeat)
@@ -1086,15 +1087,20 @@ class SyncPeer:
             and hb.state_hash[8:] == ours[8:]  # folded with the same expulsions
             and hb.state_hash != ours
         ):
-            if self._probed.get(hb.sender) == vector:
+            probe = self._probed.get(hb.sender)
+            if (
+                probe is not None
+                and now - probe[1] < PROBE_FOR
+                and (probe[0] == vector or now - probe[1] >= self.request_retry)
+            ):
                 self.divergences += 1
                 self._events.append(DivergenceDetected(hb.sender, vector, ours, hb.state_hash))
-            else:
+            elif probe is None or now - probe[1] >= PROBE_FOR:
                 # An equivocation looks just like this (half the table holds one op n, half
                 # another, the vectors are equal): first ask for the sender's latest op of
-                # every author, which brings the proof if there is one. A mismatch that is
-                # still there at its next heartbeat with this vector is a divergence.
-                self._probed[hb.sender] = vector
+                # every author, which brings the proof if there is one. A mismatch still there
+                # at this vector, or once the answer has had time to come, is a divergence.
+                self._probed[hb.sender] = (vector, now)
                 self.request(source, [(a, n, n) for a, n in vector][:MAX_RANGES], now)
         held = VersionVector(vector)
         wanted = self._gaps(theirs)

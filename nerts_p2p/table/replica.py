@@ -666,7 +666,11 @@ class TableReplica:
         if isinstance(result, Rejection):
             return result
         payload = move_text(completed).split(" ", 1)[1]
-        op = self.sync.author(Kind.MOVE, rnd.number, payload)
+        try:
+            op = self.sync.author(Kind.MOVE, rnd.number, payload)
+        except LocalProtocolError as exc:
+            # Refused by our own gate (the table's Lamport time spent, say): never sent.
+            return Rejection(RejectReason.ROUND_OVER, exc.message)
         self._after_sync()
         return op
 
@@ -1009,7 +1013,13 @@ class TableReplica:
 
     def _author_now(self, kind: Kind, epoch: int, payload: object) -> None:
         """Author an op from inside event handling and fold it at once."""
-        self.sync.author(kind, epoch, payload)
+        try:
+            self.sync.author(kind, epoch, payload)
+        except LocalProtocolError as exc:
+            # Our own gate refused it (the table's Lamport time spent, say): reported, and
+            # nothing is raised out of receive() or tick().
+            self._events.append(ProtocolViolation(self.me, exc.message))
+            return
         for event in self.sync.events():
             if isinstance(event, OpDelivered) and event.position is not None:
                 self._on_delivered(event, {})
@@ -1032,6 +1042,10 @@ class TableReplica:
         for seat in range(rnd.rules.seats):
             author = rnd.dealer[seat]
             reveal = rnd.reveals.get(author)
+            if reveal is not None and not rnd.log.counts_for_order(reveal):
+                # Its author was expelled from before it: it counts nowhere, whether or not
+                # this peer delivered it before the proof arrived (issue 9, `fuzz mutate`).
+                reveal = None
             seed, salt = reveal.payload if reveal is not None else (bytes(32), bytes(16))
             if deal_commitment(seed, salt) != rnd.commitments[author] and (
                 reveal is not None or seat not in departed

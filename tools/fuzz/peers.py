@@ -92,7 +92,6 @@ class Peer:
     store: Store = field(default_factory=Store)
     authored: dict[int, bytes] = field(default_factory=dict)  # seq -> body it signed
     checked: list[GameState] = field(default_factory=list)
-    last_totals: dict[int, int] = field(default_factory=dict)
     finals: dict[int, RoundFinal] = field(default_factory=dict)
     events: list[GameEvent] = field(default_factory=list)
     #: Outgoing datagrams pass through here (hostile scripts rewrite what a peer sends).

@@ -32,7 +32,7 @@ from protocol.messages import (
     request_body,
 )
 from protocol.signing import SigningKeyPair
-from protocol.sync import BROADCAST
+from protocol.sync import BROADCAST, SyncPeer
 from tests.protocol.test_hostile import IDS, next_op, observer, op_of
 from tests.replication.table_helpers import ManualTable, seed_showing
 from tools.gen_vectors import KEYS, TABLE
@@ -196,12 +196,24 @@ def test_a_heartbeat_that_arrives_before_the_ops_it_counts_raises_the_horizon_on
     assert rnd.log.stable_count() == len(rnd.log.ops)
 
 
-def _chain(key: SigningKeyPair, host: bytes, first_lamport: int, count: int) -> list[bytes]:
-    """A newcomer's JOIN and then `count - 1` LEAVE ops, chained, each stamped later."""
+def _admit(peer: SyncPeer, key: SigningKeyPair, lamport: int) -> Op:
+    """The host's next op: an ADMIT of `key` (a newcomer needs one to JOIN, PROTOCOL.md 17)."""
+    host = IDS["host"]
+    last = peer.logs[host][-1]
+    body = op_body(Kind.ADMIT, TABLE, host, last.seq + 1, last.hash, lamport, 0,
+                   [[host, last.seq]], [key.public_key, PLAYER])  # fmt: skip
+    return op_of(seal(KEYS["host"], body))
+
+
+def _chain(
+    key: SigningKeyPair, host: bytes, first_lamport: int, count: int, admitted: int = 1
+) -> list[bytes]:
+    """A newcomer's JOIN (covering the host's op `admitted`, its ADMIT) and then `count - 1`
+    LEAVE ops, chained, each stamped later."""
     datagrams: list[bytes] = []
     prev = NO_PREV
     for seq in range(1, count + 1):
-        deps: list[object] = [[host, 1]]
+        deps: list[object] = [[host, admitted]]
         if seq > 1:
             deps.append([key.key_id, seq - 1])
         kind, payload = (
@@ -225,13 +237,15 @@ def test_a_rejected_authors_waiting_ops_leave_room_for_other_authors() -> None:
     # last ones' ops would find none.
     for n in range(9):
         key = SigningKeyPair(hashlib.sha256(f"parker {n}".encode()).digest())
-        ops = _chain(key, host, lamport, 513)
+        admit = _admit(peer, key, lamport - 9 + n)
+        peer.receive(admit.datagram(), next(sources), 1.0)
+        ops = _chain(key, host, lamport, 513, admitted=admit.seq)
         peer.receive(ops[0], next(sources), 1.0)
         for datagram in ops[2:]:
             peer.receive(datagram, next(sources), 1.0)
         bad = op_of(ops[1])
         backdated = op_body(Kind.LEAVE, TABLE, key.key_id, 2, bad.prev, lamport, 0,
-                            [[host, 1], [key.key_id, 1]], None)  # fmt: skip
+                            [[host, admit.seq], [key.key_id, 1]], None)  # fmt: skip
         peer.receive(seal(key, backdated), next(sources), 1.0)
         assert peer.delivered(key.key_id) == 1
     assert peer.counters[DropReason.BACKDATED] == 9

@@ -365,15 +365,20 @@ class PeerMesh:
         """The peer goes silent for good (no LEAVE): nothing in, nothing out."""
         self.vanished.add(peer)
 
-    def restart(self, peer: int, *, stored: bool = False) -> TableReplica:
+    def restart(self, peer: int, *, stored: bool = False, held: bool = False) -> TableReplica:
         """The peer's process dies and starts again with the same key: without its log
         (`stored=False`, it must wait to be shown its own ops), or rebuilt from what its
-        store kept (every op it held). Its bot keeps playing the same seat."""
+        store kept: the ops it authored and its clock, as the node's store keeps them
+        (DESIGN.md 4), and with `held` every op it held too. What was on its way to it
+        dies with its socket. Its bot keeps playing the same seat."""
         old = self.replicas[peer]
         key = old.sync.key
         randomness = seeded_bytes(f"{self.seed}/{peer}/restart")
+        self._queue = [e for e in self._queue if not (e[2] == "deliver" and e[3] == peer)]
+        heapq.heapify(self._queue)
         if stored:
-            kept = [op.datagram() for log in old.sync.logs.values() for op in log]
+            logs = old.sync.logs.values() if held else [old.sync.logs.get(old.me, [])]
+            kept = [op.datagram() for log in logs for op in log]
             replica = TableReplica.restore(
                 key,
                 old.sync.table,

@@ -315,9 +315,20 @@ def mutation_points(source: str, module: str) -> list[Mutant]:
     lines = source.splitlines()
     tree = ast.parse(source)
     parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
-    points = []
+    found = []
     for index, (node, operator, description, _) in enumerate(_points(tree)):
-        line = _line_of(node, parents)
+        found.append((index, _line_of(node, parents), operator, description, node))
+    # The same change twice on one line (`(0, 0)`, 0 -> 1): numbered, so that each has a
+    # key of its own (an equivalent must not excuse its twin).
+    count: dict[tuple[int, str], int] = {}
+    for _, line, _, description, _ in found:
+        count[line, description] = count.get((line, description), 0) + 1
+    seen: dict[tuple[int, str], int] = {}
+    points = []
+    for index, line, operator, description, node in found:
+        if count[line, description] > 1:
+            seen[line, description] = seen.get((line, description), 0) + 1
+            description = f"{description} (#{seen[line, description]} on the line)"
         text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
         function = _function_of(node, parents)
         points.append(Mutant(module, index, line, operator, description, text, function))

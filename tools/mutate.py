@@ -120,6 +120,7 @@ EQUIVALENT_FILE = Path(__file__).resolve().parent / "mutation_equivalent.txt"
 _MUTATION = re.compile(
     r"\S+ -> \S+|not in -> in|in -> not in|is not -> is|is -> is not|statement deleted"
     r"|drop `not`|negate the condition|negate a comprehension filter|return None instead"
+    r"|.+ \(#\d+ on the line\)"
 )
 
 #: Runs of the subset with the unmutated code: the per-mutant timeout defaults to this

@@ -133,9 +133,9 @@ class TableNode:
     event_queue: int = 1024
     intent_queue: int = 64
     outbound_queue: int = 2048  # datagrams, per send queue
-    #: After a restart: how many of our own ops the store gave back. Until all of them are
-    #: delivered again (their deps arrive by anti-entropy) we author nothing, so we never
-    #: sign a second op with a seq we already used.
+    #: After a restart: how many of our own ops the store gave back (they are in the store
+    #: already, so they are not appended again when they are delivered). Until they are
+    #: delivered and we have caught up, the replica authors nothing (PROTOCOL.md 14).
     resume_target: int = 0
     stats: NodeStats = field(default_factory=NodeStats)
 
@@ -160,7 +160,6 @@ class TableNode:
         self._persisted = max(self.replica.sync.delivered(self.replica.me), self.resume_target)
         self._persisted_seeds = set(self.replica.my_secrets)
         self._clock_lease = 0
-        self._resumed = self.resume_target == 0
         self._peers_told = -1
         self._next_contacts = 0.0
         self.cancel_scope: trio.CancelScope | None = None
@@ -251,14 +250,9 @@ class TableNode:
 
     @property
     def resuming(self) -> bool:
-        """After a restart: our own ops are not all back yet, or ops we hold still wait for
-        others (our deps would go below what our last heartbeats showed)."""
-        if not self._resumed:
-            sync = self.replica.sync
-            self._resumed = sync.delivered(sync.me) >= self.resume_target and not any(
-                sync.pending.values()
-            )
-        return not self._resumed
+        """After a restart: our own ops are not all back yet, or we have not caught up with
+        what our last heartbeats promised (the replica says when, PROTOCOL.md 14)."""
+        return not self.replica.can_author
 
     def apply_intent(self, intent: Intent) -> None:
         replica = self.replica
@@ -317,7 +311,9 @@ class TableNode:
                 # a signed promise about our clock), the new lease is on disk.
                 self._clock_lease = clock + CLOCK_LEASE
                 self.store.append_clock_lease(self._clock_lease)
-        self._persisted = len(own)
+        # Never below what the store already holds: after a restart our stored ops come
+        # back (are delivered) only as the table's ops they depend on arrive.
+        self._persisted = max(self._persisted, len(own))
         outgoing = replica.outgoing()
         if outgoing:
             everyone = self.addresses()

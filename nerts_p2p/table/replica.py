@@ -469,6 +469,10 @@ class TableReplica:
         )
         replica.sync.load(list(stored_ops))
         replica.sync.clock.observe(clock)
+        if complete:
+            # Quiet until caught up: our ops wait for their deps, and our last heartbeats
+            # promised deps we may not hold yet (PROTOCOL.md 14).
+            replica.sync.resume()
         replica._after_sync()
         return replica
 
@@ -489,8 +493,8 @@ class TableReplica:
 
     @property
     def can_author(self) -> bool:
-        """False while a restarted peer waits to be shown its own ops."""
-        return self.sync.quarantined is None
+        """False while a restarted peer waits to be shown its own ops, or to catch up."""
+        return self.sync.quarantined is None and self.sync.resuming is None
 
     @property
     def current_round(self) -> ReplicatedRound | None:
@@ -662,7 +666,11 @@ class TableReplica:
         if isinstance(result, Rejection):
             return result
         payload = move_text(completed).split(" ", 1)[1]
-        op = self.sync.author(Kind.MOVE, rnd.number, payload)
+        try:
+            op = self.sync.author(Kind.MOVE, rnd.number, payload)
+        except LocalProtocolError as exc:
+            # Refused by our own gate (the table's Lamport time spent, say): never sent.
+            return Rejection(RejectReason.ROUND_OVER, exc.message)
         self._after_sync()
         return op
 
@@ -716,6 +724,10 @@ class TableReplica:
         rnd = self.rounds.get(op.epoch)
         if rnd is None:
             return
+        if op.author == self.me:
+            # Ours, back from the store after a restart: never sent twice.
+            rnd.revealed = rnd.revealed or op.kind == Kind.REVEAL
+            rnd.shared = rnd.shared or op.kind == Kind.SEED_SHARE
         if op.kind == Kind.REVEAL:
             rnd.reveals[op.author] = op
         elif (
@@ -909,7 +921,9 @@ class TableReplica:
         if presence.round != rnd.number:
             presence.reset(rnd.number)
         presence.round_seen(rnd.number, now)
+        looked = rnd.final is not None
         if rnd.final is None and now >= presence.next_check:
+            looked = True
             # Four looks a second are plenty for bounds of seconds, and cheap.
             presence.next_check = now + PRESENCE_CHECK
             vectors = dict(self.sync.acks)
@@ -920,7 +934,9 @@ class TableReplica:
                 if lag >= LAG_WARN and p not in presence.warned and p != self.me:
                     presence.warned.add(p)
                     self._events.append(SeatLagging(rnd.number, rnd.seat_of[p], p, lag))
-        if not self.can_author:
+        if not self.can_author or not looked:
+            # Votes only right after a look: the acknowledgments and the signs of life are
+            # then of the same moment (a heartbeat heard since would look unacknowledged).
             return
         for target in presence.silent(log, self.sync.heard, self.me, now):
             if target in log.departed:
@@ -997,7 +1013,13 @@ class TableReplica:
 
     def _author_now(self, kind: Kind, epoch: int, payload: object) -> None:
         """Author an op from inside event handling and fold it at once."""
-        self.sync.author(kind, epoch, payload)
+        try:
+            self.sync.author(kind, epoch, payload)
+        except LocalProtocolError as exc:
+            # Our own gate refused it (the table's Lamport time spent, say): reported, and
+            # nothing is raised out of receive() or tick().
+            self._events.append(ProtocolViolation(self.me, exc.message))
+            return
         for event in self.sync.events():
             if isinstance(event, OpDelivered) and event.position is not None:
                 self._on_delivered(event, {})
@@ -1020,6 +1042,10 @@ class TableReplica:
         for seat in range(rnd.rules.seats):
             author = rnd.dealer[seat]
             reveal = rnd.reveals.get(author)
+            if reveal is not None and not rnd.log.counts_for_order(reveal):
+                # Its author was expelled from before it: it counts nowhere, whether or not
+                # this peer delivered it before the proof arrived (issue 9, `fuzz mutate`).
+                reveal = None
             seed, salt = reveal.payload if reveal is not None else (bytes(32), bytes(16))
             if deal_commitment(seed, salt) != rnd.commitments[author] and (
                 reveal is not None or seat not in departed

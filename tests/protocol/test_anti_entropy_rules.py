@@ -20,18 +20,22 @@ from protocol.messages import (
     NO_PREV,
     PLAYER,
     Batch,
+    Evidence,
     Heartbeat,
     Kind,
     Op,
     Request,
     decode,
+    decode_op,
     heartbeat_body,
     op_body,
+    request_body,
 )
 from protocol.signing import SigningKeyPair
-from tests.protocol.test_hostile import IDS, observer, op_of
+from protocol.sync import BROADCAST, SyncPeer
+from tests.protocol.test_hostile import IDS, next_op, observer, op_of
 from tests.replication.table_helpers import ManualTable, seed_showing
-from tools.gen_vectors import TABLE
+from tools.gen_vectors import KEYS, TABLE
 
 
 def _table(players: int = 2) -> ManualTable:
@@ -192,12 +196,24 @@ def test_a_heartbeat_that_arrives_before_the_ops_it_counts_raises_the_horizon_on
     assert rnd.log.stable_count() == len(rnd.log.ops)
 
 
-def _chain(key: SigningKeyPair, host: bytes, first_lamport: int, count: int) -> list[bytes]:
-    """A newcomer's JOIN and then `count - 1` LEAVE ops, chained, each stamped later."""
+def _admit(peer: SyncPeer, key: SigningKeyPair, lamport: int) -> Op:
+    """The host's next op: an ADMIT of `key` (a newcomer needs one to JOIN, PROTOCOL.md 17)."""
+    host = IDS["host"]
+    last = peer.logs[host][-1]
+    body = op_body(Kind.ADMIT, TABLE, host, last.seq + 1, last.hash, lamport, 0,
+                   [[host, last.seq]], [key.public_key, PLAYER])  # fmt: skip
+    return op_of(seal(KEYS["host"], body))
+
+
+def _chain(
+    key: SigningKeyPair, host: bytes, first_lamport: int, count: int, admitted: int = 1
+) -> list[bytes]:
+    """A newcomer's JOIN (covering the host's op `admitted`, its ADMIT) and then `count - 1`
+    LEAVE ops, chained, each stamped later."""
     datagrams: list[bytes] = []
     prev = NO_PREV
     for seq in range(1, count + 1):
-        deps: list[object] = [[host, 1]]
+        deps: list[object] = [[host, admitted]]
         if seq > 1:
             deps.append([key.key_id, seq - 1])
         kind, payload = (
@@ -221,14 +237,164 @@ def test_a_rejected_authors_waiting_ops_leave_room_for_other_authors() -> None:
     # last ones' ops would find none.
     for n in range(9):
         key = SigningKeyPair(hashlib.sha256(f"parker {n}".encode()).digest())
-        ops = _chain(key, host, lamport, 513)
+        admit = _admit(peer, key, lamport - 9 + n)
+        peer.receive(admit.datagram(), next(sources), 1.0)
+        ops = _chain(key, host, lamport, 513, admitted=admit.seq)
         peer.receive(ops[0], next(sources), 1.0)
         for datagram in ops[2:]:
             peer.receive(datagram, next(sources), 1.0)
         bad = op_of(ops[1])
         backdated = op_body(Kind.LEAVE, TABLE, key.key_id, 2, bad.prev, lamport, 0,
-                            [[host, 1], [key.key_id, 1]], None)  # fmt: skip
+                            [[host, admit.seq], [key.key_id, 1]], None)  # fmt: skip
         peer.receive(seal(key, backdated), next(sources), 1.0)
         assert peer.delivered(key.key_id) == 1
     assert peer.counters[DropReason.BACKDATED] == 9
     assert peer.counters[DropReason.RATE_LIMITED] == 0
+
+
+def test_an_answer_to_ranges_of_unequal_length_sends_every_op_of_each() -> None:
+    table = _table(players=3)
+    source, asker, third = table.players
+    _turn(source, 2)
+    for datagram in _turn(third, 12):
+        source.receive(datagram, 9, table.now)
+    source.outgoing()
+    ranges = []
+    for author in (source.me, third.me):
+        have = asker.sync.delivered(author)
+        ranges.append((author, have + 1, have + 30))
+    asker.sync.request(0, ranges, table.now + 1.0)
+    ((_, request),) = asker.outgoing()
+    source.receive(request, 1, table.now + 1.0)
+    for destination, answer in source.outgoing():
+        assert destination == 1
+        asker.receive(answer, 0, table.now + 1.0)
+    assert asker.sync.delivered(source.me) == source.sync.delivered(source.me)
+    assert asker.sync.delivered(third.me) == source.sync.delivered(third.me)
+
+
+def test_a_peer_relays_the_heartbeats_it_holds_once_every_four_heartbeats() -> None:
+    table = _table()
+    relay, other = table.players
+    step = relay.sync.heartbeat_interval * 1.01  # every tick is due
+    sent = []
+    for k in range(1, 13):
+        now = table.now + k * step
+        relay.receive(_heartbeat(other, now), 1, now)  # a fresh heartbeat to relay each time
+        relay.outgoing()
+        relay.tick(now)
+        kinds = [type(decode(d, table=relay.sync.table)) for _, d in relay.outgoing()]
+        assert kinds.count(Heartbeat) == 1
+        sent.append(kinds.count(Evidence))
+    # PROTOCOL.md 7.1 (reference): once every 4 heartbeat intervals.
+    first = sent.index(1)
+    assert first < 4
+    assert sent == [1 if (k - first) % 4 == 0 and k >= first else 0 for k in range(12)]
+
+
+def test_a_horizon_crosses_a_link_that_loses_everything_one_way_by_relayed_heartbeats() -> None:
+    table = _table(players=3)
+    quiet, deaf, mover = table.players  # nothing from `quiet` ever reaches `deaf` directly
+    for _ in range(50):
+        mover.sync.clock.tick()  # its move is stamped after anything sent so far
+    (move,) = _turn(mover, 1)
+    for replica, source in ((quiet, 2), (deaf, 2)):
+        replica.receive(move, source, table.now)
+    step = quiet.sync.heartbeat_interval * 1.01
+    now = table.now
+    for _ in range(6):
+        now += step
+        # `quiet`'s heartbeat, stamped after the move, reaches only `mover`...
+        mover.receive(_heartbeat(quiet, now), 0, now)
+        # ...which relays it (EVIDENCE) to `deaf`, with its own heartbeats.
+        mover.tick(now)
+        for _, datagram in mover.outgoing():
+            deaf.receive(datagram, 2, now)
+        deaf.tick(now)
+        for _, datagram in deaf.outgoing():
+            mover.receive(datagram, 1, now)
+            quiet.receive(datagram, 1, now)
+        quiet.outgoing()
+        mover.outgoing()
+    rnd = deaf.current_round
+    assert rnd is not None
+    assert rnd.log.stable_count() == len(rnd.log.ops)  # the move is stable on `deaf` too
+
+
+def test_a_promise_that_arrives_after_the_op_that_broke_it_still_expels_the_liar() -> None:
+    peer = observer()
+    alice = IDS["alice"]
+    last = peer.logs[alice][-1]
+    # Alice's heartbeat promises that her next op is stamped after lamport + 10...
+    promise = seal(
+        KEYS["alice"], heartbeat_body(TABLE, alice, last.lamport + 10, peer.vector(), b"")
+    )
+    # ...but it is stamped lamport + 5; and it arrives first, the promise second.
+    peer.receive(next_op("alice", lamport=last.lamport + 5), "alice", 1.0)
+    assert peer.delivered(alice) == last.seq + 1
+    assert alice not in peer.expelled
+    peer.outgoing()
+    peer.receive(promise, "alice", 1.1)
+    assert peer.expelled.get(alice) == last.seq + 1
+    assert peer.counters[DropReason.BROKEN_PROMISE] == 1
+    # Every peer must reach the same verdict: the op and the promise go to everyone.
+    sent = [(dest, decode(d, table=TABLE)) for dest, d in peer.outgoing()]
+    assert any(dest == BROADCAST and isinstance(m, Evidence) for dest, m in sent)
+    assert any(dest == BROADCAST and isinstance(m, Op) and m.author == alice for dest, m in sent)
+
+
+def test_a_request_from_a_stranger_is_answered_with_first_ops_only() -> None:
+    # Its source address could be forged: a stranger (a peer about to join) gets the first
+    # op of each author it names, which carries the key, and nothing more (PROTOCOL.md 9).
+    peer = observer()
+    stranger = SigningKeyPair(b"\x5a" * 32)
+    wanted = [(author, 1, 50) for author in (IDS["host"], IDS["alice"])]
+    peer.receive(seal(stranger, request_body(TABLE, stranger.key_id, wanted)), "far", 1.0)
+    answered = []
+    for destination, datagram in peer.outgoing():
+        assert destination == "far"
+        message = decode(datagram, table=TABLE)
+        assert isinstance(message, Batch)
+        answered += [decode_op(body, sig, table=TABLE) for body, sig in message.ops]
+    assert sorted((op.author, op.seq) for op in answered) == sorted(
+        (author, 1) for author, _, _ in wanted
+    )
+
+
+def _ops_of_body_length(replica: TableReplica, length: int, count: int) -> None:
+    """`count` MOVE ops of `replica` whose bodies are exactly `length` bytes (the payload is
+    padding: the fold calls it unreadable, which the sync layer does not care about)."""
+    rnd = replica.current_round
+    assert rnd is not None
+    probe = replica.sync.author(Kind.MOVE, rnd.number, "x")
+    base = len(probe.body) - 1  # a payload of up to 31 bytes has a one-byte header
+    for _ in range(count):
+        op = replica.sync.author(Kind.MOVE, rnd.number, "x" * (length - base))
+        assert len(op.body) == length
+    replica.outgoing()
+
+
+def _batch_sizes(source: TableReplica, asker: TableReplica, first: int, count: int) -> list[int]:
+    ask = seal(
+        asker.sync.key,
+        request_body(asker.sync.table, asker.me, [(source.me, first, first + count - 1)]),
+    )
+    source.receive(ask, 1, 10.0)
+    sizes = []
+    for _, datagram in source.outgoing():
+        assert len(datagram) <= 1200
+        message = decode(datagram, table=source.sync.table)
+        assert isinstance(message, Batch)
+        sizes.append(len(message.ops))
+    return sizes
+
+
+def test_a_batch_holds_ops_while_their_bodies_and_72_bytes_each_fit_in_1000_bytes() -> None:
+    # Each op costs its body, its 64-byte signature and 8 bytes of framing: 125 bytes a
+    # piece fill a batch with exactly eight; 126 bytes leave room for seven only.
+    for cost, per_batch in ((125, 8), (126, 7)):
+        table = _table()
+        source, asker = table.players
+        first = source.sync.delivered(source.me) + 2  # after the probe
+        _ops_of_body_length(source, cost - 72, 2 * per_batch)
+        assert _batch_sizes(source, asker, first, 2 * per_batch) == [per_batch, per_batch]

@@ -6,17 +6,20 @@ from __future__ import annotations
 
 import hashlib
 
+import pytest
+
 from nerts_p2p.game.deck import deal_seat
 from nerts_p2p.game.engine import complete
 from nerts_p2p.game.errors import Rejection
 from nerts_p2p.game.moves import FROM_NERTS, NEW_FOUNDATION, Move, move_text
 from nerts_p2p.game.position import state_hash
 from nerts_p2p.game.rules import Rules
-from nerts_p2p.table.replica import RoundFinal, RoundStarted, TableReplica
+from nerts_p2p.game.state import GameState
+from nerts_p2p.table.replica import RaceLost, RoundFinal, RoundStarted, TableReplica
 from protocol.messages import SPECTATOR, Kind, Op
 from protocol.signing import SigningKeyPair
-from protocol.sync import DeparturesChanged, SyncPeer
-from tests.replication.table_helpers import ManualTable, seed_showing
+from protocol.sync import BROADCAST, DeparturesChanged, OpRejected, SyncPeer
+from tests.replication.table_helpers import ManualTable, face, seed_showing
 from tools.mesh import PeerMesh
 
 
@@ -68,7 +71,20 @@ def test_a_late_joiner_gets_the_tables_open_from_a_host_that_has_played_on() -> 
         late.receive(answer, 0, table.now)
     assert late.sync.open_op is not None
     assert late.sync.open_op.author == host.me
-    assert isinstance(late.join(), Op)
+    # Then it asks to be admitted (PROTOCOL.md 17) and joins once the host's ADMIT is here.
+    assert late.join() is None
+    now = table.now
+    for _ in range(20):
+        now += 0.1
+        host.tick(now)
+        late.tick(now)
+        for _, datagram in late.outgoing():
+            host.receive(datagram, "late", now)
+        for destination, answer in host.outgoing():
+            if destination in ("late", BROADCAST):
+                late.receive(answer, 0, now)
+    assert late.is_member
+    assert isinstance(late.sync.logs[late.me][0], Op)
 
 
 def test_a_host_that_readied_twice_starts_the_round_with_its_latest_deal() -> None:
@@ -94,24 +110,39 @@ def test_a_host_that_readied_twice_starts_the_round_with_its_latest_deal() -> No
         assert [c & 63 if c is not None else None for c in shown] == list(again.payload[2])
 
 
-def test_a_peer_that_gets_a_rounds_ops_before_its_start_reaches_the_same_departure() -> None:
+def _voted_out() -> SyncPeer:
+    """A spectator's view of a two-player round whose second participant vanished and was
+    voted out by the first (whose vote alone carries, PROTOCOL.md 13): one DEPART."""
     mesh = PeerMesh(players=2, rules=Rules(seats=2), seed=4, spectators=1)
     mesh.run_for(6.0)
-    # The second participant vanishes: the first one's vote alone carries (PROTOCOL.md 13).
     second = mesh.replicas[0].sync.epochs[1].participants[1]
     mesh.vanish(next(i for i, r in enumerate(mesh.replicas) if r.me == second))
     mesh.run(until=600, rounds=1)
-    witness = mesh.replicas[2].sync  # the spectator saw it all
+    witness = mesh.replicas[2].sync
     epoch = witness.epochs[1]
     assert epoch.departed, "the vanished player was never voted out"
     assert [op.kind for op in epoch.ops].count(Kind.DEPART) == 1
-    ops = sorted((op for log in witness.logs.values() for op in log), key=lambda op: op.lamport)
+    return witness
+
+
+def _all_ops(peer: SyncPeer) -> list[Op]:
+    return sorted((op for log in peer.logs.values() for op in log), key=lambda op: op.lamport)
+
+
+def _late_peer(table: bytes) -> SyncPeer:
+    return SyncPeer(SigningKeyPair(hashlib.sha256(b"late").digest()), table)
+
+
+def test_a_peer_that_gets_a_rounds_ops_before_its_start_reaches_the_same_departure() -> None:
+    witness = _voted_out()
+    epoch = witness.epochs[1]
     start = epoch.start
+    ops = _all_ops(witness)
     lobby = [op for op in ops if not op.epoch and op.lamport < start.lamport]
     rest = [op for op in ops if op not in lobby and op is not start]
     # The round's ops arrive (backwards) before its START: all of them wait, then are
     # delivered at once when the START comes.
-    late = SyncPeer(SigningKeyPair(hashlib.sha256(b"late").digest()), witness.table)
+    late = _late_peer(witness.table)
     for i, op in enumerate([*lobby, *reversed(rest), start]):
         late.receive(op.datagram(), ("witness", i), 0.0)
     assert late.vector() == witness.vector()
@@ -119,6 +150,22 @@ def test_a_peer_that_gets_a_rounds_ops_before_its_start_reaches_the_same_departu
     assert late.epochs[1].departed == epoch.departed
     changed = [e for e in late.events() if isinstance(e, DeparturesChanged)]
     assert [e.departed for e in changed] == [epoch.departed]
+
+
+def test_a_departure_is_agreed_the_moment_its_depart_is_delivered() -> None:
+    witness = _voted_out()
+    epoch = witness.epochs[1]
+    (depart,) = [op for op in epoch.ops if op.kind == Kind.DEPART]
+    late = _late_peer(witness.table)
+    # Everything up to the DEPART, in order; the DEPART is the last op delivered.
+    for i, op in enumerate(o for o in _all_ops(witness) if o.lamport <= depart.lamport):
+        late.receive(op.datagram(), ("witness", i), 0.0)
+        if op is not depart:
+            assert not late.epochs.get(1) or not late.epochs[1].departed
+    assert late.delivered(depart.author) == depart.seq
+    assert late.epochs[1].departed == epoch.departed
+    (changed,) = [e for e in late.events() if isinstance(e, DeparturesChanged)]
+    assert changed.added == tuple(epoch.departed)
 
 
 def _finals(table: ManualTable, i: int) -> list[RoundFinal]:
@@ -189,3 +236,87 @@ def test_a_reveal_made_before_the_round_ended_names_its_author_a_cheater() -> No
         (final,) = _finals(table, i)
         assert final.cheaters == frozenset({1})
         assert not final.audit.mismatches  # its seed opens its commitment: only the timing
+
+
+def test_every_peer_knows_each_member_by_the_name_it_gave() -> None:
+    table = _table(players=3)
+    for replica in table.players:
+        names = {m.author: m.name for m in replica.sync.members.values()}
+        # The host's comes with its OPEN, the others' with their JOINs.
+        assert names == {p.me: f"p{i}" for i, p in enumerate(table.players)}
+
+
+def test_a_successors_start_that_arrives_before_the_hosts_departure_waits_for_it() -> None:
+    mesh = PeerMesh(players=3, rules=Rules(seats=3, target=500), seed=5)
+    mesh.run_for(6.0)
+    mesh.vanish(0)  # the host
+    mesh.run(until=1200, rounds=2)
+    witness = mesh.replicas[1].sync
+    start = witness.epochs[2].start
+    assert start.author != witness.host  # the successor started round 2
+    departs = [op for op in witness.epochs[1].ops if op.kind == Kind.DEPART]
+    held = next(op for op in departs if op.author != start.author)  # the other voter's
+    ops = [op for op in _all_ops(witness) if op is not held]
+    assert ops.index(start) > max(ops.index(op) for op in departs if op is not held)
+    late = _late_peer(witness.table)
+    # Everything the START needs arrives before it, but not the other voter's DEPART: the
+    # host is not known to have departed yet, so the successor's START waits...
+    for i, op in enumerate(ops):
+        late.receive(op.datagram(), ("witness", i), 0.0)
+    assert 2 not in late.epochs
+    assert not [e for e in late.events() if isinstance(e, OpRejected) and e.op.body == start.body]
+    # ...and is delivered once the departure is agreed.
+    late.receive(held.datagram(), "witness", 0.0)
+    assert late.epochs[2].start.body == start.body
+    assert late.vector() == witness.vector()
+
+
+def _exposed(state: GameState, seat: int, text: str) -> Move:
+    """A move of the card `text` from where it lies face up at `seat` (to be redirected)."""
+    wanted = face(text)
+    s = state.seats[seat]
+    if s.nerts_up and s.nerts_up[-1] & 63 == wanted:
+        return Move(seat, "play", s.nerts_up[-1], FROM_NERTS)
+    pile = next(k for k, p in enumerate(s.work) if p and p[-1] & 63 == wanted)
+    return Move(seat, "play", s.work[pile][-1], pile)
+
+
+@pytest.mark.parametrize("suit", ["H", "S"])  # the 2 of hearts is face 14, of spades 1
+def test_a_lost_race_names_the_seat_that_played_that_very_card_not_the_next_one(
+    suit: str,
+) -> None:
+    rules = Rules(seats=3)
+    seeds = [
+        seed_showing(rules, [], in_work=[f"2{suit}"], label=f"neighbour/{suit}{i}")
+        for i in range(2)
+    ]
+    seeds.append(seed_showing(rules, [f"A{suit}", f"3{suit}"], label=f"neighbour/{suit}ace"))
+    table = ManualTable(rules, seeds)
+    table.start_round()
+    table.settle(0.3)
+    ace_seat = table.players[2]
+    rnd = ace_seat.current_round
+    assert rnd is not None
+    ace = _exposed(rnd.state, 2, f"A{suit}")._replace(dest_kind="f", dest=NEW_FOUNDATION)
+    assert not isinstance(ace_seat.play(ace), Rejection)
+    table.collect()
+    table.deliver_all()
+    base = ace.card
+    for seat in (0, 1):  # both race their 2 onto that ace
+        player = table.players[seat]
+        rnd = player.current_round
+        assert rnd is not None
+        player.play(_exposed(rnd.state, seat, f"2{suit}")._replace(dest_kind="f", dest=base))
+    table.collect()
+    table.deliver_all()
+    # Before the loss is stable, the ace's seat builds its 3 on the winner's 2.
+    rnd = ace_seat.current_round
+    assert rnd is not None
+    three = _exposed(rnd.state, 2, f"3{suit}")._replace(dest_kind="f", dest=base)
+    assert not isinstance(ace_seat.play(three), Rejection)
+    table.collect()
+    table.deliver_all()
+    table.settle(1.0)
+    winner = rnd.state.foundations[base].cards[1] >> 6
+    (lost,) = [e for e in table.events[1 - winner] if isinstance(e, RaceLost)]
+    assert lost.winner_seat == winner

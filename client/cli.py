@@ -513,8 +513,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument(
         "--pairs",
         type=whole_number(1, 1000),
-        default=3,
-        help="blind: paired rounds, one seat honest then blind (1..1000)",
+        default=20,
+        help="blind: paired rounds, one seat honest then blind (1..1000; ~8 s a pair)",
     )
     bench.add_argument("--json", action="store_true")
     bench.set_defaults(run=_cmd_bench)

@@ -167,7 +167,7 @@ async def _open_node(
             transport = await open_udp_transport(interface, store.header.port)
         except AddressInUseError:
             transport = await open_udp_transport(interface)  # they learn the new one
-        replica = resume_replica(key, store, randomness=os.urandom, now=trio.current_time())
+        replica = resume_replica(key, store, randomness=os.urandom)
         node = TableNode(
             replica,
             transport,

@@ -23,8 +23,10 @@ so that is what heartbeats carry; equal vectors with unequal hashes is then alwa
 
 from __future__ import annotations
 
+import bisect
+import hashlib
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 from . import admission, departure
@@ -34,6 +36,7 @@ from .envelope import seal
 from .errors import DropReason, LocalProtocolError, RemoteProtocolError
 from .messages import (
     MAX_BATCH,
+    MAX_LAMPORT,
     MAX_RANGES,
     MAX_RELAYED,
     NO_PREV,
@@ -68,7 +71,14 @@ MAX_PUSH: Final = 32  # ops pushed to one peer per heartbeat it sends
 MAX_REPLY: Final = 64  # ops sent in answer to one request
 MAX_AWAITING: Final = 256  # ops parked until their author's key arrives, all authors together
 MAX_REQUESTED: Final = 4096  # authors with a request in flight (pruned when it grows past)
+MAX_ASKING: Final = 64  # peers whose answers (and heartbeat vectors) we keep track of
 RELAY_EVERY: Final = 4  # heartbeat intervals between relays of others' heartbeats
+PROBE_FOR: Final = 5.0  # seconds a state-hash mismatch's probe for an equivocation stands
+#: How far past everything it names (its previous op, its deps, its round's START) an op may
+#: be stamped (PROTOCOL.md 5, rule 2). Honest clocks gain one per heartbeat (75 ms), so
+#: 2^23 is a week at the table without authoring; a member's lie can push the table's time
+#: up by at most this much per op it signs, so 2^24 ops before the 2^48 ceiling.
+MAX_LAMPORT_STEP: Final = 2**24
 
 
 @dataclass(frozen=True)
@@ -133,6 +143,29 @@ class Quarantine:
     promised: dict[bytes, int] | None = None
 
 
+@dataclass
+class Resuming:
+    """A peer restarted from its store (PROTOCOL.md 14) holds its own chain to `head`, but
+    its ops wait for the table's ops they depend on, and it has lost what it had delivered
+    since its last op. Its last heartbeats promised deps that cover that, so it stays quiet
+    (no op, no heartbeat) until its chain is delivered and it holds every op that the first
+    heartbeat it hears from each peer after the restart names."""
+
+    head: int
+    hold: float
+    started: float | None = None  # the first tick after the restart
+    since: float | None = None  # the first heartbeat of another member after it
+    heard: set[bytes] = field(default_factory=set)
+    wanted: dict[bytes, int] = field(default_factory=dict)  # author -> seq to hold
+    #: A heartbeat arrived from a peer we have no key for yet (we ask for its first op):
+    #: someone is there, so we are not alone at the table.
+    knocked: bool = False
+
+
+#: A restarted peer that hears no heartbeat at all waits this many `hold`s (PROTOCOL.md 14).
+ALONE_HOLD: Final = 5
+
+
 def fair_take(runs: Sequence[Sequence[Op]], budget: int) -> list[Op]:
     """Up to `budget` ops from `runs`, round robin: the first op of every run, then the
     second of every run, and so on. Each run keeps its own order (ascending seq)."""
@@ -181,7 +214,8 @@ class SyncPeer:
         self.logs: dict[bytes, list[Op]] = {}  # delivered ops per author, seq 1..n
         self.pending: dict[bytes, dict[int, Op]] = {}
         self.awaiting_key: dict[bytes, list[Op]] = {}
-        self.dead: dict[bytes, int] = {}  # author -> seq of its rejected op
+        #: author -> seq of an op of its we rejected and no valid op has replaced yet
+        self.dead: dict[bytes, int] = {}
         self.expelled: dict[bytes, int] = {}
         self.evidence: dict[bytes, tuple[Op, Op]] = {}
         self.members: dict[bytes, Member] = {}
@@ -198,8 +232,24 @@ class SyncPeer:
         self._events: list[SyncEvent] = []
         self._next_heartbeat = 0.0
         self._requested: dict[bytes, float] = {}
-        self._hashed: tuple[tuple[tuple[bytes, int], ...], bytes] | None = None
+        #: source -> (authors of our last request to it, ops its answer can bring, ops come)
+        self._asking: dict[Hashable, tuple[tuple[bytes, ...], int, int]] = {}
+        #: source -> the vector of the latest heartbeat that came from there
+        self._offered: dict[Hashable, VersionVector] = {}
+        self._hashed: tuple[tuple[tuple[bytes, int], ...], bytes | Callable[[], bytes]] | None = (
+            None
+        )
+        self._vector: tuple[tuple[bytes, int], ...] | None = None  # vector() until a delivery
+        self._now = 0.0  # the latest time we were handed (authoring is not handed one)
+        #: author -> when each of its delivered ops was delivered here (parallel to `logs`)
+        self._delivered_at: dict[bytes, list[float]] = {}
+        #: author -> (its next op, the dep (author, seq) it waited for when last looked at)
+        self._blocked_on: dict[bytes, tuple[Op, bytes, int]] = {}
         self._waiting_hb: dict[bytes, tuple[int, int]] = {}  # author -> (lamport, own seq)
+        self._promised = 0  # the Lamport time of our latest heartbeat: our next op's floor
+        #: sender -> the vector at which its state hash differed from ours, and when we asked
+        #: it for its latest ops (a later mismatch is a divergence, section 9)
+        self._probed: dict[bytes, tuple[tuple[tuple[bytes, int], ...], float]] = {}
         # author -> (its op rejected as backdated, the dep (author, seq) it failed on)
         self._backdated_on: dict[bytes, tuple[Op, tuple[bytes, int]]] = {}
         #: author -> when we last had a sign of life from it (an op it signed, its heartbeat)
@@ -210,6 +260,8 @@ class SyncPeer:
         #: A restarted peer authors nothing until the table has shown it its own chain
         #: (`quarantine`): None when free to author.
         self.quarantined: Quarantine | None = None
+        #: A peer restarted from its store is quiet until it has caught up (`resume`).
+        self.resuming: Resuming | None = None
         self.promises = PromiseBook()
         self._held_hashes: set[bytes] = set()  # op hashes delivered or parked here
         self.lies: dict[bytes, tuple[Heartbeat, Op]] = {}  # author -> promise and the op
@@ -229,7 +281,13 @@ class SyncPeer:
         return len(log) if log else 0
 
     def vector(self) -> tuple[tuple[bytes, int], ...]:
-        return tuple(sorted((a, len(log)) for a, log in self.logs.items() if log))
+        # Asked for on every heartbeat sent and received: computed again only after a delivery.
+        cached = self._vector
+        if cached is None:
+            cached = self._vector = tuple(
+                sorted((a, len(log)) for a, log in self.logs.items() if log)
+            )
+        return cached
 
     def events(self) -> list[SyncEvent]:
         out, self._events = self._events, []
@@ -252,9 +310,39 @@ class SyncPeer:
     def send_to(self, destination: Hashable, datagram: bytes) -> None:
         self._outbox.append((destination, datagram))
 
-    def set_state_hash(self, state_hash: bytes) -> None:
-        """The game's hash of its fold of exactly the ops delivered so far."""
-        self._hashed = (self.vector(), state_hash)
+    def set_state_hash(self, state_hash: bytes | Callable[[], bytes]) -> None:
+        """The game's hash of its fold of exactly the ops delivered so far, or a function that
+        computes it: then it is computed only when a heartbeat needs it (a peer catching up
+        folds many datagrams between two heartbeats, and hashing a state costs more than
+        folding an op). Heartbeats carry its first 8 bytes and 8 bytes of the expelled set it
+        was folded with (section 9): the fold also depends on whom this peer has expelled,
+        which the vector does not show, so only hashes folded with the same expulsions are
+        compared."""
+        expelled = self.expelled_digest()
+        if callable(state_hash):
+            compute = state_hash
+            self._hashed = (self.vector(), lambda: compute()[:8] + expelled)
+        else:
+            self._hashed = (self.vector(), state_hash[:8] + expelled)
+
+    def expelled_digest(self) -> bytes:
+        """8 bytes naming the expelled set: SHA-256("nerts-p2p/expelled" || 0x00 ||
+        (author || seq as 4 bytes big-endian) for each expelled author, ascending)."""
+        digest = hashlib.sha256(b"nerts-p2p/expelled\x00")
+        for author, seq in sorted(self.expelled.items()):
+            digest.update(author + seq.to_bytes(4, "big"))
+        return digest.digest()[:8]
+
+    def _state_hash_of(self, vector: tuple[tuple[bytes, int], ...]) -> bytes:
+        """Our state hash if it is the hash of exactly `vector`, else b"" (not computed)."""
+        hashed = self._hashed
+        if hashed is None or hashed[0] != vector:
+            return b""
+        state_hash = hashed[1]
+        if callable(state_hash):
+            state_hash = state_hash()
+            self._hashed = (vector, state_hash)
+        return state_hash
 
     # --- authoring ---------------------------------------------------------------------
 
@@ -279,15 +367,15 @@ class SyncPeer:
     def author(self, kind: Kind, epoch: int, payload: object) -> Op:
         """Sign and deliver an op of our own; it is queued for every peer. The caller stores
         it before sending (crash safety) by reading `outgoing()` after persisting."""
-        if self.quarantined is not None:
+        if self.quarantined is not None or self.resuming is not None:
             raise LocalProtocolError(
                 DropReason.SCHEMA,
                 "restarting: waiting for the table to show us our own ops before authoring",
             )
         seq = self.delivered(self.me) + 1
         prev = self.logs[self.me][-1].hash if seq > 1 else NO_PREV
-        lamport = self.clock.tick()
         deps = self.deps_for(kind, epoch, payload)
+        lamport = self._stamp(kind, epoch, payload, deps)
         op = seal_op(
             self.key, op_body(kind, self.table, self.me, seq, prev, lamport, epoch, deps, payload)
         )
@@ -301,10 +389,47 @@ class SyncPeer:
         self._resolve_departures()
         return op
 
+    def _stamp(self, kind: Kind, epoch: int, payload: object, deps: list[object]) -> int:
+        """Our next op's Lamport time: the clock's next tick, but never more than
+        MAX_LAMPORT_STEP past what the op names (our clock may have run ahead on an op we
+        hold and do not name, a lobby op stamped far ahead, say), and always past our
+        latest heartbeat's promise. An op that cannot be stamped is refused, never sent."""
+        if epoch == 0:
+            named: dict[bytes, int] = {pair[0]: pair[1] for pair in deps}  # type: ignore[index]
+        else:
+            log = self.epochs.get(epoch)
+            players = log.participants if log is not None else payload[0]  # type: ignore[index]
+            named = dict(zip(players, deps, strict=False))  # type: ignore[arg-type]
+        floor = self._lamport_floor(self.me, epoch, named)
+        lamport = max(min(self.clock.tick(), floor + MAX_LAMPORT_STEP), self._promised + 1)
+        if lamport > min(floor + MAX_LAMPORT_STEP, MAX_LAMPORT):
+            raise LocalProtocolError(
+                DropReason.BACKDATED,
+                "the table's Lamport time has reached its limit: no op can be stamped",
+            )
+        return lamport
+
+    def _lamport_floor(self, author: bytes, epoch: int, named: dict[bytes, int]) -> int:
+        """The highest Lamport time among what an op names: its author's previous op, every
+        op its deps name (not an expelled author's from its expulsion on) and its round's
+        START. An op may be stamped at most MAX_LAMPORT_STEP past it."""
+        log = self.logs.get(author)
+        floor = log[-1].lamport if log else 0
+        for dep_author, dep_seq in named.items():
+            if (
+                dep_seq
+                and not self._beyond_expulsion(dep_author, dep_seq)
+                and self.delivered(dep_author) >= dep_seq
+            ):
+                floor = max(floor, self._dep_lamport(dep_author, dep_seq))
+        start = self.epochs[epoch].start if epoch in self.epochs else None
+        return max(floor, start.lamport) if start is not None else floor
+
     # --- receiving ---------------------------------------------------------------------
 
     def receive(self, datagram: bytes, source: Hashable, now: float) -> None:
         """Run one datagram through the gate. Never raises for anything a peer sends."""
+        self._now = max(self._now, now)
         if len(datagram) > 1200:
             self.counters.count(DropReason.OVERSIZE)
             return
@@ -335,6 +460,8 @@ class SyncPeer:
                 if not known:
                     # A peer we know nothing of yet: ask for its first op, which carries its key.
                     self.request(source, [(message.sender, 1, 1)], now)
+                    if self.resuming is not None:
+                        self.resuming.knocked = True
                     raise RemoteProtocolError(
                         DropReason.UNKNOWN_AUTHOR, "a heartbeat from a peer we have no key for"
                     )
@@ -347,17 +474,22 @@ class SyncPeer:
     def _on_batch(self, message: Batch, source: Hashable, now: float) -> None:
         """Ops relayed by anyone: each is checked on its own."""
         # A batch from a stranger is fine: every op in it is checked on its own.
+        genuine = 0  # ops we hold or that passed the gate: what counts as an answer
         for body, signature in message.ops:
             if op_hash(body) in self._held_hashes:
                 # Catching up, the same op comes from every peer that pushes it:
                 # known by its hash, it costs no decoding.
                 self.duplicates += 1
                 self.counters.count(DropReason.REPLAYED)
+                genuine += 1
                 continue
             try:
                 self._receive_op(decode_op(body, signature, table=self.table), source, now)
+                genuine += 1
             except RemoteProtocolError as exc:
                 self.counters.count_error(exc)
+        if source in self._asking:
+            self._answer_arrived(source, genuine, now)
 
     def load(self, datagrams: Sequence[bytes]) -> None:
         """Ops from our own store (a node restarting): every gate step but the rate limit,
@@ -442,8 +574,12 @@ class SyncPeer:
                     self.counters.count_error(exc)
         if seq <= self.delivered(author):
             return  # a different body would have been caught above as equivocation
-        if author in self.dead and seq >= self.dead[author]:
-            return
+        log = self.logs.get(author)
+        if log and seq == len(log) + 1 and op.prev != log[-1].hash and source is not None:
+            # Signed on top of an op seq-1 that is not the one we hold: its sender may hold
+            # that other op. Asked for, it is the proof of an equivocation that equal
+            # vectors would never show (the table is split until someone holds both).
+            self.request(source, [(author, seq - 1, seq - 1)], now)
         pending = self.pending.setdefault(author, {})
         if len(pending) >= MAX_PENDING_PER_AUTHOR or self._pending_total() >= MAX_PENDING:
             raise RemoteProtocolError(DropReason.RATE_LIMITED, "too many ops waiting for others")
@@ -466,6 +602,7 @@ class SyncPeer:
     # --- delivery ----------------------------------------------------------------------
 
     def _deliver_ready(self) -> None:
+        blocked = self._blocked_on
         progress = True
         while progress:
             progress = False
@@ -473,9 +610,22 @@ class SyncPeer:
                 queue = self.pending[author]
                 nxt = self.delivered(author) + 1
                 op = queue.get(nxt)
-                if op is None or not self._deps_met(op):
+                if op is None:
+                    continue
+                waits = blocked.get(author)
+                if (
+                    waits is not None
+                    and waits[0] is op
+                    and self.delivered(waits[1]) < waits[2]
+                    and not self._beyond_expulsion(waits[1], waits[2])
+                ):
+                    # Still short of the dep it failed on last time: no need to look again
+                    # (a catching-up peer parks many ops, and each delivery re-scans them).
+                    continue
+                if not self._deps_met(op):
                     continue
                 del queue[nxt]
+                blocked.pop(author, None)
                 if not queue:
                     del self.pending[author]
                 self._deliver_checked(op)
@@ -488,9 +638,11 @@ class SyncPeer:
         if op.kind != Kind.OPEN and self.open_op is None:
             return False  # everything at a table happens after its OPEN
         if op.epoch == 0:
-            return all(
-                self.delivered(a) >= n or self._beyond_expulsion(a, n) for a, n in op.lobby_deps
-            )
+            for a, n in op.lobby_deps:
+                if self.delivered(a) < n and not self._beyond_expulsion(a, n):
+                    self._blocked_on[op.author] = (op, a, n)
+                    return False
+            return True
         log = self.epochs.get(op.epoch)
         if log is None and op.kind != Kind.START:
             return False
@@ -499,14 +651,22 @@ class SyncPeer:
         participants = log.participants if log is not None else op.payload[0]
         if len(op.round_deps) != len(participants):
             return True  # judged (and rejected) by the checks on delivery
-        return all(
-            self.delivered(p) >= n or self._beyond_expulsion(p, n)
-            for p, n in zip(participants, op.round_deps, strict=True)
-        )
+        for p, n in zip(participants, op.round_deps, strict=True):
+            if self.delivered(p) < n and not self._beyond_expulsion(p, n):
+                # Remembered: while this dep is missing, the op cannot be delivered.
+                self._blocked_on[op.author] = (op, p, n)
+                return False
+        return True
 
     def _reject(self, op: Op, reason: DropReason, message: str) -> None:
+        # Only this copy is dropped, not its author's seq: a check failed here is not proof
+        # the others hold (they may never see this copy), and a valid op with the same seq
+        # may reach them and then us (an invalid twin must not split us off the table).
+        # The author's ops parked behind it go too; anti-entropy brings back the real ones.
         self.dead[op.author] = min(op.seq, self.dead.get(op.author, op.seq))
-        self.pending.pop(op.author, None)
+        for parked in self.pending.pop(op.author, {}).values():
+            self._held_hashes.discard(parked.hash)
+        self._held_hashes.discard(op.hash)
         self.counters.count(reason)
         self._events.append(OpRejected(op, reason, message))
 
@@ -560,6 +720,14 @@ class SyncPeer:
                     "its Lamport time is not after an op it had seen",
                     (dep_author, dep_seq),
                 )
+        if op.lamport > self._lamport_floor(author, op.epoch, claimed) + MAX_LAMPORT_STEP:
+            # A lie about time: delivered, it would push every peer's clock towards the
+            # ceiling, past which nobody can author (2^48).
+            return (
+                DropReason.BACKDATED,
+                "its Lamport time is far past everything it names",
+                None,
+            )
         membership = self._membership_problem(op)
         if membership is not None:
             return membership[0], membership[1], None
@@ -627,7 +795,11 @@ class SyncPeer:
     def _deliver(self, op: Op, *, authored: bool = False) -> None:
         author = op.author
         self.logs.setdefault(author, []).append(op)
+        self._vector = None
+        self._delivered_at.setdefault(author, []).append(self._now)
         self._held_hashes.add(op.hash)
+        if self.dead.get(author, op.seq + 1) <= op.seq:
+            del self.dead[author]  # a valid twin of the op we rejected: nothing is dead now
         if not authored:
             # Our own ops come back this way only after a restart: the clock must pass them.
             self.clock.observe(op.lamport)
@@ -845,6 +1017,62 @@ class SyncPeer:
         ):
             self.quarantined = None
 
+    def resume(self, hold: float = 1.0) -> None:
+        """We restarted from our store: every op we ever authored is loaded (delivered or
+        waiting for its deps). Author nothing and promise nothing until caught up."""
+        parked = self.pending.get(self.me, {})
+        self.resuming = Resuming(max([self.delivered(self.me), *parked]), hold)
+
+    def _resume_heartbeat(self, sender: bytes, vector: VersionVector, now: float) -> None:
+        """The first heartbeat of each peer since the restart (sent after we went down:
+        the socket is new) names every op its sender had made and every op it held. We
+        had delivered no op of q that q had not made before our crash, so once we hold
+        what q's first heartbeat names, our deps are at least what our last heartbeats
+        before the crash promised."""
+        r = self.resuming
+        if r is None or sender == self.me or sender in r.heard:
+            return
+        r.heard.add(sender)
+        for author, seq in vector.items():
+            r.wanted[author] = max(seq, r.wanted.get(author, 0))
+        if r.since is None:
+            r.since = now
+        self._release_resume(now)
+
+    def _release_resume(self, now: float) -> None:
+        r = self.resuming
+        if r is None:
+            return
+        if r.started is None:
+            r.started = now
+        if self.delivered(self.me) < r.head:
+            return
+        if any(
+            self.delivered(a) < n
+            and not self._beyond_expulsion(a, n)
+            and not (a in self.dead and n >= self.dead[a])
+            for a, n in r.wanted.items()
+        ):
+            return
+        # Every participant still in the latest round (in the lobby: every member we know)
+        # heard, or `hold` seconds to hear them after the first: a silent one cannot keep
+        # us quiet for ever. Nor can a table where nobody else is left: with no heartbeat
+        # at all for `ALONE_HOLD` holds, nobody holds a promise of ours that we could break.
+        if self.epochs:
+            log = self.epochs[max(self.epochs)]
+            expected = {p for p in log.participants if log.counts_author(p)}
+        else:
+            expected = {a for a, m in self.members.items() if not m.left}
+        expected.discard(self.me)
+        heard_all = bool(r.heard) and expected <= r.heard
+        held_on = r.since is not None and now - r.since >= r.hold
+        alone = r.since is None and not r.knocked and now - r.started >= ALONE_HOLD * r.hold
+        if heard_all or held_on or alone:
+            self.resuming = None
+            # Our first sign of life is a heartbeat that shows we caught up, before any op
+            # we author now: an op first would look like a peer that hides what it saw.
+            self._heartbeat(now)
+
     # --- equivocation ------------------------------------------------------------------
 
     def _expel(self, first: Op, second: Op) -> None:
@@ -920,6 +1148,7 @@ class SyncPeer:
         if hb.sender == self.me:
             # Our own promise coming back (we restarted, say): never stamp below it.
             self.clock.observe(hb.lamport)
+            self._promised = max(self._promised, hb.lamport)
             return
         delivered = self.delivered(hb.sender)
         self.promises.note(hb, delivered)
@@ -966,17 +1195,29 @@ class SyncPeer:
 
     def tick(self, now: float) -> None:
         """Send a heartbeat when one is due."""
+        self._now = max(self._now, now)
         self._release_quarantine(now)
-        if self.quarantined is not None:
+        self._release_resume(now)
+        if self.quarantined is not None or self.resuming is not None:
             # A heartbeat is a promise about our next op; a restarted peer does not know its
             # own chain yet, so it promises nothing (it only asks).
             return
         if now < self._next_heartbeat:
             return
+        self._heartbeat(now)
+
+    def _heartbeat(self, now: float) -> None:
         self._next_heartbeat = now + self.heartbeat_interval
         vector = self.vector()
-        state_hash = self._hashed[1] if self._hashed and self._hashed[0] == vector else b""
-        lamport = self.clock.tick()  # a promise: our next op is stamped later than this
+        state_hash = self._state_hash_of(vector)
+        # A promise: our next op is stamped later than this. Held within half a step of our
+        # own latest op, so that op can keep it (`_stamp`) even when our clock ran ahead.
+        own = self.logs.get(self.me)
+        floor = own[-1].lamport if own else self.open_op.lamport if self.open_op else 0
+        lamport = max(min(self.clock.tick(), floor + MAX_LAMPORT_STEP // 2), self._promised + 1)
+        if lamport >= MAX_LAMPORT:
+            return  # the table's time is spent (section 6): nothing more can be promised
+        self._promised = lamport
         for epoch in self.epochs.values():
             epoch.hear(self.me, lamport)
         self._resolve_departures()
@@ -994,47 +1235,92 @@ class SyncPeer:
         theirs = VersionVector.from_pairs(hb.vector)  # canonical: sorted, no repeats
         self._sign_of_life(hb, theirs, now)
         self._quarantine_heartbeat(theirs.seq(self.me), now)
+        self._resume_heartbeat(hb.sender, theirs, now)
         self._on_promise(hb)
         self._hear_heartbeat(hb)
         vector = self.vector()
-        ours = self._hashed[1] if self._hashed and self._hashed[0] == vector else b""
-        if hb.vector == vector and hb.state_hash and ours and hb.state_hash != ours:
-            self.divergences += 1
-            self._events.append(DivergenceDetected(hb.sender, vector, ours, hb.state_hash))
+        ours = (
+            self._state_hash_of(vector)
+            if hb.sender != self.me and hb.vector == vector and hb.state_hash
+            else b""
+        )
+        if (
+            hb.sender != self.me  # our own, replayed: folded before what we learned since
+            and hb.vector == vector
+            and hb.state_hash
+            and ours
+            and hb.state_hash[8:] == ours[8:]  # folded with the same expulsions
+            and hb.state_hash != ours
+        ):
+            probe = self._probed.get(hb.sender)
+            if (
+                probe is not None
+                and now - probe[1] < PROBE_FOR
+                and (probe[0] == vector or now - probe[1] >= self.request_retry)
+            ):
+                self.divergences += 1
+                self._events.append(DivergenceDetected(hb.sender, vector, ours, hb.state_hash))
+            elif probe is None or now - probe[1] >= PROBE_FOR:
+                # An equivocation looks just like this (half the table holds one op n, half
+                # another, the vectors are equal): first ask for the sender's latest op of
+                # every author, which brings the proof if there is one. A mismatch still there
+                # at this vector, or once the answer has had time to come, is a divergence.
+                self._probed[hb.sender] = (vector, now)
+                self.request(source, [(a, n, n) for a, n in vector][:MAX_RANGES], now)
         held = VersionVector(vector)
+        if len(self._offered) < MAX_ASKING or source in self._offered:
+            self._offered[source] = theirs
         wanted = self._gaps(theirs)
         if wanted:
             self.request(source, wanted, now)
         # What we hold and they lack: push some of it at once, to heal faster than asking.
         # Shared fairly across authors: one author's long backlog must not starve another's
-        # gap (their parked ops may wait on exactly that gap).
-        push = fair_take(
-            [self.logs[a][first - 1 : last] for a, first, last in theirs.missing_ranges(held)],
-            MAX_PUSH,
-        )
-        self._send_ops(source, push)
+        # gap (their parked ops may wait on exactly that gap). Only ops we have held for a
+        # heartbeat interval: younger ones are most likely still on their way to them (at
+        # full speed every heartbeat finds some), and pushing those again only adds copies.
+        if self.resuming is None:  # a quiet restart says nothing unasked (PROTOCOL.md 14)
+            settled = now - self.heartbeat_interval
+            push = fair_take(
+                [
+                    self.logs[a][
+                        first - 1 : min(self._counted(a, last), self._held_since(a, settled))
+                    ]
+                    for a, first, last in theirs.missing_ranges(held)
+                ],
+                MAX_PUSH,
+            )
+            self._send_ops(source, push)
         self._resolve_departures()
+
+    def _held_since(self, author: bytes, when: float) -> int:
+        """How many of `author`'s ops were delivered here by time `when`."""
+        return bisect.bisect_right(self._delivered_at.get(author, ()), when)
+
+    def _counted(self, author: bytes, last: int) -> int:
+        """`last`, or less: an expelled author's ops from its expulsion on are neither
+        asked for nor pushed (a peer that holds the proof ignores them; only the evidence
+        travels), else a peer that delivered one before the proof pushes it forever."""
+        expelled = self.expelled.get(author)
+        return last if expelled is None else min(last, expelled - 1)
 
     def _gaps(self, theirs: VersionVector) -> list[tuple[bytes, int, int]]:
         """What a peer with vector `theirs` holds that we lack, as ranges to ask it for: the
         seqs we have neither delivered nor parked (ops parked waiting for another author's op
-        are not asked for again), short of any op we rejected for good. Every author's first
-        gap comes before anyone's second, so a request names the gap that blocks delivery."""
+        are not asked for again). Every author's first gap comes before anyone's second, so a
+        request names the gap that blocks delivery. The work is bounded by what is parked, not
+        by the seqs a heartbeat names (up to 2^32-1, any of them a lie)."""
         per_author: list[list[tuple[bytes, int, int]]] = []
-        for author, first, last in VersionVector(self.vector()).missing_ranges(theirs):
-            last = min(last, self.dead.get(author, last + 1) - 1)
-            parked = self.pending.get(author, {})
+        for author, first, whole in VersionVector(self.vector()).missing_ranges(theirs):
+            last = self._counted(author, whole)
+            parked = sorted(k for k in self.pending.get(author, {}) if first <= k <= last)
             ranges: list[tuple[bytes, int, int]] = []
             seq = first
-            while seq <= last and len(ranges) < MAX_RANGES:
-                if seq in parked:
-                    seq += 1
-                    continue
-                end = seq
-                while end < last and end + 1 not in parked:
-                    end += 1
-                ranges.append((author, seq, end))
-                seq = end + 1
+            for stop in [*parked, last + 1]:
+                if len(ranges) >= MAX_RANGES:
+                    break
+                if seq < stop:
+                    ranges.append((author, seq, stop - 1))
+                seq = stop + 1
             if ranges:
                 per_author.append(ranges)
         out: list[tuple[bytes, int, int]] = []
@@ -1076,6 +1362,32 @@ class SyncPeer:
         for author, _, _ in fresh:
             self._requested[author] = now + self.request_retry
         self._outbox.append((source, seal(self.key, request_body(self.table, self.me, fresh))))
+        if len(self._asking) < MAX_ASKING or source in self._asking:
+            asked = sum(last - first + 1 for _, first, last in fresh)
+            self._asking[source] = (tuple(a for a, _, _ in fresh), min(asked, MAX_REPLY), 0)
+
+    def _answer_arrived(self, source: Hashable, ops: int, now: float) -> None:
+        """`ops` ops came from `source`. Once as many as our last request to it could bring
+        have come, the answer is in: ask for the next ranges at once rather than after the
+        next heartbeat and the 200 ms retry (a catching-up peer pipelines its requests; each
+        request is still answered with at most MAX_REPLY ops)."""
+        asking = self._asking.get(source)
+        if asking is None:
+            return
+        authors, expected, received = asking
+        received += ops
+        if received < expected:
+            self._asking[source] = (authors, expected, received)
+            return
+        del self._asking[source]
+        offered = self._offered.get(source)
+        if offered is None:
+            return
+        for author in authors:
+            self._requested.pop(author, None)
+        wanted = self._gaps(offered)
+        if wanted:
+            self.request(source, wanted, now)
 
     def _on_request(self, request: Request, source: Hashable, *, first_ops_only: bool) -> None:
         """Serve ops from our logs. A stranger (a peer about to join) gets only first ops,
@@ -1088,7 +1400,7 @@ class SyncPeer:
                     continue  # a stranger at a private table learns the OPEN, nothing more
                 first = last = 1
             log = self.logs.get(author, [])
-            wanted.append(log[first - 1 : min(last, len(log))])
+            wanted.append(log[first - 1 : min(self._counted(author, last), len(log))])
             if author in self.evidence and self.evidence[author][0] not in evidence:
                 evidence.extend(self.evidence[author])
             if author in self.lies and self.lies[author][1] not in evidence:

@@ -1,10 +1,11 @@
 """Network benchmarks (`nerts-p2p bench net`). Measurements, not tests: medians of repeated
 runs with their spread, compared as ratios within one run. Everything binds to 127.0.0.1.
 
-- move latency: four player nodes, each on its own UDP socket on loopback (in one process,
-  one trio loop), bots at full speed; for every MOVE, the time from its authoring at one node
-  to its folding at each other node; p50 and p99 per round. Beside it the floor measured in
-  the same run: one op-sized datagram signed, sent over loopback UDP, received and verified.
+- move latency: four player processes (`tools.bench_net_peer`), each a node on its own UDP
+  socket on loopback with an expert bot at its seat at 20 times human pace; for every MOVE,
+  the time from its authoring at one process to its folding at each other process; p50 and
+  p99 per round. Beside it the floor measured in the same run: one op-sized datagram
+  signed, sent over loopback UDP, received and verified.
 - announce to browse: a browser is listening; the time from registering a table's mDNS
   announcement to the browser resolving it.
 - spectator catch-up: a fresh spectator's replica takes a whole 4-seat round's log through
@@ -13,15 +14,18 @@ runs with their spread, compared as ratios within one run. Everything binds to 1
 
 from __future__ import annotations
 
+import json
 import random
 import socket
 import statistics
+import subprocess
+import sys
 import time
-from collections.abc import Hashable
+from pathlib import Path
+from typing import Any
 
 import trio
 
-from nerts_p2p.game.bots import EXPERT, BotPlayer
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.net.autopilot import Autopilot
 from nerts_p2p.net.discovery import TableAd, TableAnnouncer, TableBrowser
@@ -30,9 +34,10 @@ from nerts_p2p.net.transport import open_udp_transport
 from nerts_p2p.table.replica import TableReplica
 from protocol.codec import pack
 from protocol.envelope import PROTOCOL_VERSION
-from protocol.messages import PLAYER, SPECTATOR, Kind, Op
-from protocol.signing import SigningKeyPair, generate_signing_key, sign, verify
+from protocol.messages import SPECTATOR
+from protocol.signing import SigningKeyPair, sign, verify
 from tools.bench_engine import summary
+from tools.bench_sync import verify_alone
 from tools.mesh import PeerMesh, seeded_bytes
 
 LOOPBACK = "127.0.0.1"
@@ -46,90 +51,53 @@ def _percentile(values: list[float], q: float) -> float:
 # --- move latency -------------------------------------------------------------------------
 
 
-async def _latency_round(seed: int) -> list[float]:
-    """Seconds from authoring to folding, for every MOVE at every other node."""
-    rules = Rules(seats=4, nerts_size=13)
-    host = TableReplica.open_table(
-        generate_signing_key(),
-        name="bench",
-        rules=rules,
-        spectators=True,
-        randomness=seeded_bytes(f"bench/{seed}/0"),
+def _latency_round(seed: int, players: int = 4) -> list[float]:
+    """Seconds from authoring to folding, for every MOVE at every other player. Each player is
+    a process of its own (`tools.bench_net_peer`), as on a real LAN; the times are on the
+    machine's monotonic clock, which every process shares."""
+    command = [sys.executable, "-m", "tools.bench_net_peer", "--seed", str(seed)]
+    command += ["--players", str(players)]
+    root = Path(__file__).resolve().parent.parent
+    # Each player in a session of its own, as if started from its own terminal (on Linux
+    # each session is a CPU-scheduling group of its own: four players in one session would
+    # share one player's CPU share on a busy machine).
+    host = subprocess.Popen(
+        [*command, "--index", "0"],
+        stdout=subprocess.PIPE,
+        cwd=root,
+        text=True,
+        start_new_session=True,
     )
-    replicas = [host] + [
-        TableReplica.joining(
-            generate_signing_key(),
-            host.sync.table,
-            name=f"p{i}",
-            role=PLAYER,
-            randomness=seeded_bytes(f"bench/{seed}/{i}"),
+    assert host.stdout is not None
+    hello = json.loads(host.stdout.readline())
+    joiners = [
+        subprocess.Popen(
+            [
+                *command,
+                "--index",
+                str(i),
+                "--bootstrap",
+                str(hello["port"]),
+                "--table",
+                hello["table"],
+                "--host-key",
+                hello["host_key"],
+            ],
+            stdout=subprocess.PIPE,
+            cwd=root,
+            text=True,
+            start_new_session=True,
         )
-        for i in range(1, 4)
+        for i in range(1, players)
     ]
-    authored: dict[tuple[bytes, int], float] = {}
-    latencies: list[float] = []
-    for replica in replicas:
-        _time_folding(replica, authored, latencies)
-    host_transport = await open_udp_transport(LOOPBACK)
-    nodes = [TableNode(host, host_transport)]
-    for replica in replicas[1:]:
-        nodes.append(
-            TableNode(
-                replica,
-                await open_udp_transport(LOOPBACK),
-                bootstrap=host_transport.address,
-                table_host=host.me,
-            )
-        )
-    pilots = [
-        Autopilot(
-            node,
-            BotPlayer(EXPERT, -1, random.Random(f"{seed}/{i}")),
-            max_rounds=1,
-            pace=0.05,
-        )
-        for i, node in enumerate(nodes)
-    ]
-    async with trio.open_nursery() as nursery:
-        for node in nodes:
-            await nursery.start(node.run)
-            node.events.close()
-        with trio.move_on_after(300):
-            async with trio.open_nursery() as playing:
-                for pilot in pilots:
-                    playing.start_soon(pilot.run)
-        nursery.cancel_scope.cancel()
-    for node in nodes:
-        node.transport.close()
-    return latencies
-
-
-def _time_folding(
-    replica: TableReplica, authored: dict[tuple[bytes, int], float], latencies: list[float]
-) -> None:
-    """Wrap this replica's receive and play (on the instance, for the benchmark only) to
-    timestamp each MOVE when authored and when folded."""
-    sync = replica.sync
-    receive, play = replica.receive, replica.play
-
-    def timed_play(move: object) -> object:
-        result = play(move)  # type: ignore[arg-type]
-        if isinstance(result, Op):
-            authored[(result.author, result.seq)] = time.perf_counter()
-        return result
-
-    def timed_receive(datagram: bytes, source: Hashable, now: float) -> None:
-        before = {author: len(log) for author, log in sync.logs.items()}
-        receive(datagram, source, now)
-        folded = time.perf_counter()
-        for author, log in sync.logs.items():
-            for op in log[before.get(author, 0) :]:
-                start = authored.get((author, op.seq))
-                if op.kind == Kind.MOVE and start is not None and author != sync.me:
-                    latencies.append(folded - start)
-
-    replica.play = timed_play  # type: ignore[method-assign,assignment]
-    replica.receive = timed_receive  # type: ignore[method-assign]
+    results = []
+    for process in [host, *joiners]:
+        out, _ = process.communicate(timeout=600)
+        if process.returncode != 0:
+            raise RuntimeError(f"a bench player exited with code {process.returncode}")
+        results.append(json.loads(out.strip().splitlines()[-1]))
+    authored = {(a, q): t for r in results for a, q, t in r["authored"]}
+    return [t - authored[(a, q)] for r in results for a, q, t in r["folded"] if (a, q) in authored]
 
 
 def _floor(samples: int = 2000) -> list[float]:
@@ -155,7 +123,7 @@ def _floor(samples: int = 2000) -> list[float]:
 def latency_benchmarks(repeats: int) -> dict[str, dict[str, float]]:
     p50s, p99s, floors, moves = [], [], [], []
     for seed in range(repeats):
-        latencies = trio.run(_latency_round, seed)
+        latencies = _latency_round(seed)
         floor = _floor()
         p50s.append(_percentile(latencies, 0.5) * 1000)
         p99s.append(_percentile(latencies, 0.99) * 1000)
@@ -250,9 +218,91 @@ def catch_up_benchmarks(repeats: int) -> dict[str, dict[str, float]]:
     }
 
 
+async def _udp_catch_up(hello: dict[str, Any], index: int) -> tuple[float, float, float]:
+    """A late spectator joins the served table over loopback UDP and catches up: seconds
+    from its first datagram to holding (and having folded) every op, the CPU seconds this
+    process spent until then, and the seconds until the round is final here too (that waits
+    for fresh heartbeats of every player: their horizons)."""
+    replica = TableReplica.joining(
+        SigningKeyPair(bytes([index + 100]) * 32),
+        bytes.fromhex(hello["table"]),
+        name="late",
+        role=SPECTATOR,
+        randomness=seeded_bytes(f"late/{index}"),
+    )
+    wanted = {bytes.fromhex(a): n for a, n in hello["vector"]}
+    transport = await open_udp_transport(LOOPBACK)
+    node = TableNode(
+        replica,
+        transport,
+        bootstrap=(LOOPBACK, hello["port"]),
+        table_host=bytes.fromhex(hello["host_key"]),
+    )
+    pilot = Autopilot(node, None)
+    cpu = time.process_time()
+    start = time.perf_counter()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(node.run)
+        node.events.close()
+        nursery.start_soon(pilot.run)
+        with trio.fail_after(60):
+            while not all(replica.sync.delivered(a) >= n for a, n in wanted.items()):
+                await trio.sleep(0.0005)
+            took = time.perf_counter() - start
+            used = time.process_time() - cpu
+            while 1 not in replica.rounds or replica.rounds[1].final is None:
+                await trio.sleep(0.0005)
+            final = time.perf_counter() - start
+        nursery.cancel_scope.cancel()
+    transport.close()
+    return took, used, final
+
+
+def udp_catch_up_benchmarks(repeats: int, seed: int = 2) -> dict[str, dict[str, float]]:
+    """The catch-up again, over real UDP from a table host in another process: requests,
+    answers and round trips included, against decoding and verifying the same ops alone."""
+    server = subprocess.Popen(
+        [sys.executable, "-m", "tools.bench_net_peer", "--seed", str(seed), "--serve"],
+        stdout=subprocess.PIPE,
+        cwd=Path(__file__).resolve().parent.parent,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        assert server.stdout is not None
+        hello = json.loads(server.stdout.readline())
+        mesh = PeerMesh(players=4, rules=Rules(seats=4), seed=seed)
+        mesh.run(until=1200, rounds=1)
+        host = mesh.replicas[0].sync
+        ops = [op for log in host.logs.values() for op in log]
+        walls, cpus, verifies, finals = [], [], [], []
+        for i in range(repeats):
+            wall, cpu, final = trio.run(_udp_catch_up, hello, i)
+            decoded, _ = verify_alone(ops, host.keys, host.table)
+            walls.append(wall)
+            cpus.append(cpu)
+            finals.append(final)
+            verifies.append(decoded)
+    finally:
+        server.kill()
+        server.wait()
+    return {
+        f"UDP catch-up of a 4-seat round, {len(ops)} ops, wall (ms)": summary(
+            [w * 1000 for w in walls]
+        ),
+        "UDP catch-up, this process's CPU (ms)": summary([c * 1000 for c in cpus]),
+        "UDP catch-up until the round is final here (ms)": summary([f * 1000 for f in finals]),
+        "decoding and verifying those ops alone (ms)": summary([v * 1000 for v in verifies]),
+        "UDP catch-up wall / decode+verify (x)": summary(
+            [w / v for w, v in zip(walls, verifies, strict=True)]
+        ),
+    }
+
+
 def net_benchmarks(repeats: int = 3) -> dict[str, dict[str, float]]:
     return {
         **latency_benchmarks(repeats),
         **announce_benchmarks(repeats),
         **catch_up_benchmarks(max(repeats, 5)),
+        **udp_catch_up_benchmarks(max(repeats, 5)),
     }

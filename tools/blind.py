@@ -8,23 +8,28 @@ The acknowledgment bound (`ACK_BOUND`) caps `staleness`: a peer that admits less
 others acknowledge for longer is treated as silent and voted out.
 
 `blind_benchmarks` measures what is left of its advantage: paired rounds (same seed, same
-deals and bots) with one seat honest and then blind, comparing the seat's share of races
-and its score.
+deals and bots) with one seat honest and then blind, comparing the seat's share of the
+foundation races it takes part in (read from the final fold, `races`), exact ties apart, and
+its score.
 """
 
 from __future__ import annotations
 
+import math
 import statistics
+from dataclasses import dataclass
 from typing import Any
 
+from nerts_p2p.game.bots import EXPERT
+from nerts_p2p.game.moves import TO_FOUNDATION
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.table.presence import ACK_BOUND
-from nerts_p2p.table.replica import RaceLost, TableReplica
+from nerts_p2p.table.replica import FoldStep, ReplicatedRound, SeatLagging, TableReplica
 from protocol.clocks import LamportClock
 from protocol.envelope import seal
 from protocol.messages import Kind, Op, heartbeat_body
 from protocol.sync import BROADCAST, SyncPeer
-from tools.mesh import PeerMesh
+from tools.mesh import Faults, PeerMesh
 
 
 class BlindSync(SyncPeer):
@@ -104,54 +109,130 @@ def make_blind(mesh: PeerMesh, peer: int, staleness: float) -> None:
     mesh._flush(peer)
 
 
-def _race_record(mesh: PeerMesh, peer: int) -> tuple[int, int]:
-    """(races the peer's seat won, races it lost) over round 1, from the losers' events."""
-    seat = mesh.replicas[peer].rounds[1].seat_of[mesh.replicas[peer].me]
-    lost = sum(isinstance(e, RaceLost) for e in mesh.events[peer])
-    won = sum(
-        isinstance(e, RaceLost) and e.winner_seat == seat
-        for i, events in enumerate(mesh.events)
-        if i != peer
-        for e in events
-    )
-    return won, lost
+@dataclass(frozen=True)
+class Race:
+    """Two seats played the same face to the foundations without either having seen the
+    other's op: the one that sorts first gets the card, the other's move no longer fits."""
+
+    winner: int  # seat
+    loser: int  # seat
+    exact: bool  # same Lamport time: decided by the per-tie coin (PROTOCOL.md 6)
 
 
-def blind_benchmarks(rounds: int = 10, staleness: float = ACK_BOUND * 0.8) -> dict[str, Any]:
-    """Paired 4-seat rounds: seat of peer 1 honest, then blind (same seeds)."""
+def races(rnd: ReplicatedRound) -> list[Race]:
+    """Every race of a round, read from its fold (the same on every peer once final): a
+    foundation MOVE that did not apply, and the applied foundation MOVE of the same face by
+    another seat that its author had not seen when it played (its deps do not name it)."""
+    out: list[Race] = []
+    winners: dict[int, FoldStep] = {}  # face -> the latest applied foundation move of it
+    index = rnd.log.index
+    for step in rnd.steps:
+        move = step.move
+        if move is None or move.dest_kind != TO_FOUNDATION or step.in_the_air is None:
+            continue
+        face = move.declare if move.declare >= 0 else move.card & 63
+        if step.applied:
+            winners[face] = step
+            continue
+        won = winners.get(face)
+        if won is None or won.move is None or won.move.seat == move.seat:
+            continue
+        seen = step.op.round_deps[index[won.op.author]] >= won.op.seq
+        if not seen:
+            out.append(Race(won.move.seat, move.seat, won.op.lamport == step.op.lamport))
+    return out
+
+
+def wilson(wins: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The 95 % Wilson score interval of a share `wins / n`."""
+    if n == 0:
+        return (0.0, 1.0)
+    p = wins / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def _share(record: list[int]) -> dict[str, Any]:
+    won, lost = record
+    low, high = wilson(won, won + lost)
+    return {
+        "won": won,
+        "lost": lost,
+        "share": round(won / (won + lost), 3) if won + lost else None,
+        "ci95": [round(low, 3), round(high, 3)],
+    }
+
+
+def blind_benchmarks(
+    rounds: int = 10,
+    staleness: float = ACK_BOUND * 0.8,
+    pace: float = 0.1,
+    delay: tuple[float, float] = (0.02, 0.08),
+) -> dict[str, Any]:
+    """Paired 4-seat rounds (same seeds, deals and bots): the seat of peer 1 honest, then
+    blind. Expert bots at `pace` times their human delays on a link of `delay` seconds (a busy
+    Wi-Fi LAN), so that moves cross in the air and foundation races happen: on a 1-4 ms link at
+    human pace a round has hardly one.
+    For each run: the races that seat took part in (all, and exact ties alone) and its share
+    of wins, with 95 % intervals; its score; whether it was voted out."""
     peer = 1
-    races = {"honest": [0, 0], "blind": [0, 0]}  # [won, lost] by the seat, over all pairs
+    records = {
+        (name, kind): [0, 0] for name in ("honest", "blind") for kind in ("all", "exact")
+    }  # [won, lost] by the seat, over all pairs
     score_gain: list[int] = []
     departed = 0
+    lagging = 0
     for seed in range(rounds):
         outcome = []
         for blind in (False, True):
-            mesh = PeerMesh(players=4, rules=Rules(seats=4), seed=1000 + seed)
+            mesh = PeerMesh(
+                players=4,
+                rules=Rules(seats=4),
+                seed=1000 + seed,
+                levels=(EXPERT,) * 4,
+                faults=Faults(delay=delay),
+                pace=pace,
+            )
             if blind:
                 make_blind(mesh, peer, staleness)
             mesh.run(until=1500, rounds=1)
             final = mesh.finals[0].get(1)
             if final is None:
                 break
-            seat = mesh.replicas[0].rounds[1].seat_of[mesh.replicas[peer].me]
-            won, lost = _race_record(mesh, peer)
-            outcome.append((won, lost, final.scores[seat].score, seat in final.departed))
+            rnd = mesh.replicas[0].rounds[1]
+            seat = rnd.seat_of[mesh.replicas[peer].me]
+            outcome.append((races(rnd), seat, final.scores[seat].score, seat in final.departed))
+            if blind:
+                lagging += any(
+                    isinstance(e, SeatLagging) and e.seat == seat
+                    for events in mesh.events[:peer] + mesh.events[peer + 1 : 4]
+                    for e in events
+                )
         if len(outcome) < 2:
             continue
-        for name, (won, lost, _, _) in zip(("honest", "blind"), outcome, strict=True):
-            races[name][0] += won
-            races[name][1] += lost
+        for name, (found, seat, _, _) in zip(("honest", "blind"), outcome, strict=True):
+            for race in found:
+                if seat not in (race.winner, race.loser):
+                    continue
+                for kind in ("all", "exact") if race.exact else ("all",):
+                    records[(name, kind)][0 if race.winner == seat else 1] += 1
         departed += outcome[1][3]
         score_gain.append(outcome[1][2] - outcome[0][2])
     return {
         "pairs": len(score_gain),
         "staleness_s": staleness,
-        "races_won_lost_honest": races["honest"],
-        "races_won_lost_blind": races["blind"],
+        "bot_pace": pace,
+        "link_delay_s": list(delay),
+        "honest_seat_races": _share(records[("honest", "all")]),
+        "honest_seat_exact_ties": _share(records[("honest", "exact")]),
+        "blind_seat_races": _share(records[("blind", "all")]),
+        "blind_seat_exact_ties": _share(records[("blind", "exact")]),
         "score_gain_median": statistics.median(score_gain) if score_gain else None,
         "score_gain_min_max": [min(score_gain), max(score_gain)] if score_gain else None,
+        "blind_seat_flagged_lagging": lagging,
         "blind_seat_voted_out": departed,
     }
 
 
-__all__ = ["BlindSync", "blind_benchmarks", "make_blind"]
+__all__ = ["BlindSync", "Race", "blind_benchmarks", "make_blind", "races", "wilson"]

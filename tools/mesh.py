@@ -118,6 +118,9 @@ class PeerMesh:
     #: Simulated seconds a peer may hold undeliverable ops without delivering anything (while
     #: no partition or pause acts) before the mesh fails with `MeshStalledError`; None: never.
     stall_limit: float | None = 60.0
+    #: The bots' delays are multiplied by this (1.0: human pace; smaller: faster bots, more
+    #: foundation races).
+    pace: float = 1.0
     #: A private table (PROTOCOL.md 17): every peer knows this passphrase.
     passphrase: str | None = None
 
@@ -290,7 +293,7 @@ class PeerMesh:
                 # stock moves for its seat when it is made).
                 bot = self.bots[peer] = BotPlayer(bot.level, seat, bot.rng)
             move = bot.act(rnd.state)
-            delay = bot.delay(move)
+            delay = bot.delay(move) * self.pace
             if move is not None:
                 result = replica.play(move)
                 if isinstance(result, Rejection):
@@ -362,15 +365,20 @@ class PeerMesh:
         """The peer goes silent for good (no LEAVE): nothing in, nothing out."""
         self.vanished.add(peer)
 
-    def restart(self, peer: int, *, stored: bool = False) -> TableReplica:
+    def restart(self, peer: int, *, stored: bool = False, held: bool = False) -> TableReplica:
         """The peer's process dies and starts again with the same key: without its log
         (`stored=False`, it must wait to be shown its own ops), or rebuilt from what its
-        store kept (every op it held). Its bot keeps playing the same seat."""
+        store kept: the ops it authored and its clock, as the node's store keeps them
+        (DESIGN.md 4), and with `held` every op it held too. What was on its way to it
+        dies with its socket. Its bot keeps playing the same seat."""
         old = self.replicas[peer]
         key = old.sync.key
         randomness = seeded_bytes(f"{self.seed}/{peer}/restart")
+        self._queue = [e for e in self._queue if not (e[2] == "deliver" and e[3] == peer)]
+        heapq.heapify(self._queue)
         if stored:
-            kept = [op.datagram() for log in old.sync.logs.values() for op in log]
+            logs = old.sync.logs.values() if held else [old.sync.logs.get(old.me, [])]
+            kept = [op.datagram() for log in logs for op in log]
             replica = TableReplica.restore(
                 key,
                 old.sync.table,

@@ -1,6 +1,6 @@
 """Hosting a table on the network: its name, seats, bots, how the match ends, spectators,
-the port; then the lobby. A problem (the port in use, an address not of this machine)
-is said on the screen in plain words."""
+the port, a passphrase (a private table); then the lobby. A problem (the port in use, an
+address not of this machine) is said on the screen in plain words."""
 
 from __future__ import annotations
 
@@ -31,6 +31,7 @@ class HostScreen:
         self.app = app
         self.table_name = TextField(f"{app.settings.name}'s table", max_len=32)
         self.port = TextField("", max_len=5, digits_only=True)
+        self.passphrase = TextField("", max_len=64, secret=True)
         self.seats = 4
         self.bots = 1
         self.level = "casual"
@@ -63,6 +64,10 @@ class HostScreen:
             ("match", f"Match: {MATCH_ENDS[self.match_end][0]}"),
             ("spectators", f"Spectators: {'welcome' if self.spectators else 'not welcome'}"),
             ("port", f"UDP port: {self.port.shown() or 'any free one'}"),
+            (
+                "passphrase",
+                f"Passphrase: {self.passphrase.shown() or 'none (an open table)'}",
+            ),
             ("open", "Opening..." if self.opening else "Open the table  (Enter)"),
             ("back", "Back  (Esc)"),
         ]
@@ -75,12 +80,12 @@ class HostScreen:
     # --- input -----------------------------------------------------------------------------
 
     def handle(self, event: pygame.event.Event, now: float) -> None:
-        for field in (self.table_name, self.port):
+        for field in (self.table_name, self.port, self.passphrase):
             if field.key(event):
                 return
         name = None
         if event.type == pygame.MOUSEBUTTONDOWN and event.button == 1:
-            self.table_name.editing = self.port.editing = False
+            self.table_name.editing = self.port.editing = self.passphrase.editing = False
             button = button_at(self.buttons(), event.pos)
             name = button.name if button else None
         elif event.type == pygame.KEYDOWN:
@@ -95,6 +100,8 @@ class HostScreen:
             self.table_name.editing = True
         elif name == "port":
             self.port.editing = True
+        elif name == "passphrase":
+            self.passphrase.editing = True
         elif name == "seats":
             self.seats = self.seats + 1 if self.seats < 8 else 2
             self.bots = min(self.bots, self.seats - 1)
@@ -136,6 +143,7 @@ class HostScreen:
                     port=port,
                     bots=self.bots,
                     bot_level=level_named(self.level),
+                    passphrase=self.passphrase.text,
                 )
             finally:
                 self.opening = False
@@ -167,7 +175,11 @@ class HostScreen:
         surface.fill(theme.felt)
         title = fonts.text("Host a table", height * 0.06, theme.text, True)
         surface.blit(title, title.get_rect(midtop=(width / 2, height * 0.03)))
-        editing = {"name": self.table_name.editing, "port": self.port.editing}
+        editing = {
+            "name": self.table_name.editing,
+            "port": self.port.editing,
+            "passphrase": self.passphrase.editing,
+        }
         for button in self.buttons():
             button.draw(surface, fonts, theme, active=editing.get(button.name, False))
         lines = [f"Announced on {app.interface}; you play as {app.settings.name}."]

@@ -43,6 +43,7 @@ from nerts_p2p.net.node import (
 )
 from nerts_p2p.net.transport import open_udp_transport
 from nerts_p2p.table.replica import TableReplica
+from protocol import admission
 from protocol.envelope import PROTOCOL_VERSION
 from protocol.messages import PLAYER, SPECTATOR
 from protocol.signing import generate_signing_key
@@ -136,6 +137,8 @@ class NetworkTable:
         self.want_round = 0
         self.bots: list[_Bot] = []
         self.initial_bots = 0
+        #: A private table's key (from its passphrase): our bots need it to be let in.
+        self.table_key: bytes | None = None
         self._bots_made = 0
         self.round_started_at: dict[int, float] = {}
         self.left = False
@@ -234,6 +237,8 @@ class NetworkTable:
         node = TableNode(
             replica, transport, bootstrap=self.node.address, table_host=self.replica.sync.host
         )
+        if self.table_key is not None:
+            replica.use_table_key(self.table_key)
         node.events.close()  # nobody reads a bot's events
         rng = random.Random(int.from_bytes(os.urandom(8), "big"))
         bot = _Bot(node, Autopilot(node, BotPlayer(self.bot_level, -1, rng)))
@@ -425,6 +430,14 @@ class NetworkTable:
             return
         replica = self.replica
         opened = self._opened_at if self._opened_at is not None else now
+        refused = replica.admission_refused
+        if refused is not None:
+            self.problem = (
+                f"wrong passphrase for table {self.table_name!r}"
+                if refused == "wrong passphrase"
+                else f"table {self.table_name!r} did not let us in: {refused}"
+            )
+            return
         if replica.sync.open_op is None:
             if now - opened > self.host_timeout:
                 self.problem = (
@@ -493,8 +506,10 @@ async def host_table(
     port: int = 0,
     bots: int = 0,
     bot_level: BotLevel = CASUAL,
+    passphrase: str = "",
 ) -> NetworkTable:
-    """A new table on `interface`, announced once served (`serve`)."""
+    """A new table on `interface`, announced once served (`serve`). A passphrase makes it
+    private: only who knows it is let in (PROTOCOL.md 17)."""
     if not table_name.strip():
         raise NetTableError("the table needs a name")
     if 1 + bots > rules.seats * (2 if rules.partnerships else 1):
@@ -508,7 +523,9 @@ async def host_table(
         rules=rules,
         spectators=spectators,
         randomness=os.urandom,
+        private=bool(passphrase),
     )
+    key = await _table_key(passphrase, replica) if passphrase else None
     node = TableNode(replica, transport)
     address = transport.address
     if interface == ALL_INTERFACES:
@@ -522,7 +539,7 @@ async def host_table(
         seats_taken=1,
         seats_max=rules.seats * (2 if rules.partnerships else 1),
         phase="lobby",
-        passphrase=False,
+        passphrase=bool(passphrase),
         spectators=spectators,
     )
     table = NetworkTable(
@@ -534,7 +551,16 @@ async def host_table(
         bot_level=bot_level,
     )
     table.initial_bots = bots
+    table.table_key = key
     return table
+
+
+async def _table_key(passphrase: str, replica: TableReplica) -> bytes:
+    """The table key from its passphrase (argon2id: a fraction of a second of CPU, in a
+    thread, so the frames go on), given to the replica."""
+    key = await trio.to_thread.run_sync(admission.table_key, passphrase, replica.sync.table)
+    replica.use_table_key(key)
+    return key
 
 
 def why_not_join(ad: TableAd, role: int) -> str | None:
@@ -543,11 +569,6 @@ def why_not_join(ad: TableAd, role: int) -> str | None:
         return (
             f"protocol version mismatch: table {ad.name!r} speaks version "
             f"{ad.protocol_version}, this program speaks version {PROTOCOL_VERSION}"
-        )
-    if ad.passphrase:
-        return (
-            f"table {ad.name!r} is private: it needs a passphrase, and this version of the "
-            "window cannot give one"
         )
     if role == PLAYER and ad.full:
         return f"table {ad.name!r} is full ({ad.seats_taken} of {ad.seats_max} seats taken)"
@@ -565,15 +586,21 @@ async def join_table(
     player_name: str,
     role: int,
     host_timeout: float = HOST_ANSWER_TIMEOUT,
+    passphrase: str = "",
 ) -> NetworkTable:
-    """Sit at (PLAYER) or watch (SPECTATOR) an announced table; served with `serve`."""
+    """Sit at (PLAYER) or watch (SPECTATOR) an announced table; served with `serve`. A
+    private table needs its passphrase (a wrong one is said in the lobby)."""
     problem = why_not_join(ad, role)
     if problem is not None:
         raise NetTableError(problem)
+    if ad.passphrase and not passphrase:
+        raise NetTableError(f"table {ad.name!r} is private: it needs its passphrase")
     transport = await open_udp_transport(interface)
     replica = TableReplica.joining(
         generate_signing_key(), ad.table_id, name=player_name, role=role, randomness=os.urandom
     )
+    if passphrase:
+        await _table_key(passphrase, replica)
     node = TableNode(replica, transport, bootstrap=ad.address, table_host=ad.host_fingerprint)
     return NetworkTable(
         node,

@@ -1,6 +1,6 @@
 """The tables found on the network, live: name, seats taken of the most, phase, a padlock
 when a passphrase is needed, whether spectators are welcome. A click sits at the table
-(Join) or watches it (Spectate)."""
+(Join) or watches it (Spectate); a private table asks for its passphrase first."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from protocol.messages import PLAYER
 from .app import Task
 from .netsession import HOST_ANSWER_TIMEOUT, NetworkTable, join_table, why_not_join
 from .screen import App
-from .widgets import Button, button_at, column, text_lines
+from .widgets import Button, TextField, button_at, column, text_lines
 
 #: How often the list is refreshed from what mDNS has seen (seconds).
 REFRESH = 0.25
@@ -47,6 +47,9 @@ class TablesScreen:
         self.looked = False  # a first look at the network is done
         self.problem = ""
         self.joining = False
+        #: A private table we were asked to join: its passphrase is being typed.
+        self.asking: TableAd | None = None
+        self.passphrase = TextField("", max_len=64, secret=True)
         #: Seconds a table's host has to answer before the table counts as gone.
         self.host_timeout = HOST_ANSWER_TIMEOUT
         self._browse: Task = app.spawn(self._browse_tables, self._browse_failed)
@@ -73,6 +76,9 @@ class TablesScreen:
         )
 
     def handle(self, event: pygame.event.Event, now: float) -> None:
+        if self.asking is not None:
+            self._passphrase_key(event)
+            return
         name = None
         if event.type == pygame.MOUSEBUTTONDOWN and event.button == 1:
             button = button_at(self.buttons(), event.pos)
@@ -90,7 +96,22 @@ class TablesScreen:
             if index < len(self.tables):
                 self.choose(self.tables[index])
 
-    def choose(self, ad: TableAd) -> None:
+    def _passphrase_key(self, event: pygame.event.Event) -> None:
+        """Typing a private table's passphrase: Enter joins with it, Esc gives up."""
+        if event.type != pygame.KEYDOWN:
+            return
+        ad = self.asking
+        assert ad is not None
+        if event.key == pygame.K_ESCAPE:
+            self.asking = None
+        elif event.key in (pygame.K_RETURN, pygame.K_KP_ENTER):
+            if self.passphrase.text:
+                self.asking = None
+                self.choose(ad, self.passphrase.text)
+        else:
+            self.passphrase.key(event)
+
+    def choose(self, ad: TableAd, passphrase: str = "") -> None:
         if self.joining:
             return
         problem = why_not_join(ad, self.role)
@@ -98,6 +119,10 @@ class TablesScreen:
             self.problem = problem[0].upper() + problem[1:]
             return
         self.problem = ""
+        if ad.passphrase and not passphrase:
+            self.asking = ad  # a private table: its passphrase first
+            self.passphrase = TextField("", max_len=64, secret=True, editing=True)
+            return
         self.joining = True
         app = self.app
 
@@ -109,6 +134,7 @@ class TablesScreen:
                     player_name=app.settings.name,
                     role=self.role,
                     host_timeout=self.host_timeout,
+                    passphrase=passphrase,
                 )
             finally:
                 self.joining = False
@@ -166,6 +192,12 @@ class TablesScreen:
         if self.joining:
             lines.append("Joining...")
         colour = theme.dim_text
+        if self.asking is not None:
+            lines = [
+                f"Passphrase for {self.asking.name}: {self.passphrase.shown()}",
+                "Enter: join with it   Esc: cancel",
+            ]
+            colour = theme.text
         if self.problem:
             lines = [self.problem]
             colour = theme.warn

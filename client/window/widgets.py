@@ -96,6 +96,8 @@ class TextField:
     max_len: int = 24
     digits_only: bool = False
     editing: bool = False
+    #: A passphrase: shown as stars.
+    secret: bool = False
 
     def key(self, event: pygame.event.Event) -> bool:
         """Take a key while editing; True if it was used."""
@@ -115,4 +117,5 @@ class TextField:
         return True
 
     def shown(self) -> str:
-        return self.text + ("_" if self.editing else "")
+        text = "*" * len(self.text) if self.secret else self.text
+        return text + ("_" if self.editing else "")

@@ -11,8 +11,9 @@ moves from the highest band down and stops at the first group that has a move:
    of the highest among the waste top (105 or 125) and the exposed work cards in pile
    order (110 or 130).
 2. The Nerts top to a work pile or onto another seat's Nerts pile (85), to an empty work
-   pile (80), under a pile (75). These come first in the order, and no later move scores
-   more than 75, so the first of the highest among them wins.
+   pile (80); sliding it under a pile (75) needs an empty pile, so it never beats that.
+   These come first in the order, and no later move scores more than 75, so the first of
+   the highest among them wins.
 3. A sub-stack move (50 to 75): every other move left scores 45 at most.
 4. The waste top onto another seat's Nerts pile (45), an exposed work card onto one (45,
    later in the order), the waste top to a work pile (40), under a pile (35), to an empty
@@ -46,7 +47,7 @@ from nerts_p2p.game.moves import (
     TO_UNDER,
     TO_WORK,
 )
-from nerts_p2p.game.state import GameState
+from nerts_p2p.game.state import GameState, SeatState
 
 if TYPE_CHECKING:
     from nerts_p2p.game.bots import BotLevel
@@ -109,7 +110,7 @@ def best_candidate(state: GameState, seat_no: int, level: BotLevel) -> Candidate
         return best
 
     rules = state.rules
-    under = level.attacks and rules.slide_under and not all(work)
+    slides = level.attacks and rules.slide_under  # under a pile, given an empty one
     builds = level.attacks and rules.nerts_builds
 
     # 2. The Nerts top elsewhere.
@@ -125,11 +126,8 @@ def best_candidate(state: GameState, seat_no: int, level: BotLevel) -> Candidate
             if victim >= 0:
                 return (85.0, card, FROM_NERTS, TO_NERTS, victim, -1)
         if empty >= 0:
+            # Sliding it under a pile (75) needs an empty pile, where it goes for 80.
             return (80.0, card, FROM_NERTS, TO_WORK, empty, -1)
-        if under:
-            slid = _under_target(work, face)
-            if slid >= 0:
-                return (75.0, card, FROM_NERTS, TO_UNDER, slid, -1)
 
     # 3. Sub-stacks.
     if level.substacks:
@@ -154,7 +152,7 @@ def best_candidate(state: GameState, seat_no: int, level: BotLevel) -> Candidate
                 if victim >= 0:
                     return (45.0, pile[-1] & CARD_MASK, k, TO_NERTS, victim, -1)
     if waste:
-        return _waste_to_work(state, seat_no, level, under)
+        return _waste_to_work(seat, level, slides)
     return None
 
 
@@ -176,16 +174,11 @@ def best_waste_candidate(state: GameState, seat_no: int, level: BotLevel) -> Can
         takers = wants.get(index)
         base = takers[0] if takers else NEW_FOUNDATION
         return (score, waste[-1] & CARD_MASK, FROM_WASTE, TO_FOUNDATION, base, -1)
-    rules = state.rules
-    under = level.attacks and rules.slide_under and not all(seat.work)
-    return _waste_to_work(state, seat_no, level, under)
+    return _waste_to_work(seat, level, level.attacks and state.rules.slide_under)
 
 
-def _waste_to_work(
-    state: GameState, seat_no: int, level: BotLevel, under: bool
-) -> Candidate | None:
+def _waste_to_work(seat: SeatState, level: BotLevel, slides: bool) -> Candidate | None:
     """The waste top's best move among its own piles (40, 35 or 20), or None."""
-    seat = state.seats[seat_no]
     work = seat.work
     entry = seat.waste[-1]
     card = entry & CARD_MASK
@@ -193,7 +186,7 @@ def _waste_to_work(
     onto, empty = _landing(work, face)
     if onto >= 0:
         return (40.0, card, FROM_WASTE, TO_WORK, onto, -1)
-    if under:
+    if slides and empty >= 0:
         slid = _under_target(work, face)
         if slid >= 0:
             return (35.0, card, FROM_WASTE, TO_UNDER, slid, -1)
@@ -224,21 +217,20 @@ def _shown_face(entry: int) -> int:
 
 
 def _landing(work: tuple[tuple[int, ...], ...], face: int) -> tuple[int, int]:
-    """The first work pile a card showing `face` goes on, and the first empty pile (-1
-    where there is none). Whether a card fits depends on the face it shows alone."""
-    onto = empty = -1
+    """The first work pile a card showing `face` goes on (-1 where there is none) and,
+    where there is none, the first empty pile (-1 where there is none of those either).
+    Whether a card fits depends on the face it shows alone."""
+    empty = -1
     for j, pile in enumerate(work):
         if not pile:
             if empty < 0:
                 empty = j
             continue
-        if onto >= 0:
-            continue
         top = pile[-1]
         t = top & 63 if top < 1 << FACE_SHIFT else (top >> FACE_SHIFT) - 1
         if GOES_ON[t << 6 | face] if t < 52 and face < 52 else fits_work(pile, face):
-            onto = j
-    return onto, empty
+            return j, empty
+    return -1, empty
 
 
 def _under_target(work: tuple[tuple[int, ...], ...], face: int) -> int:

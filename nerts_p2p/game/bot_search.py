@@ -1,4 +1,6 @@
-"""How a bot finds its card move without listing every legal move.
+"""How a bot finds its card move without listing every legal move: the candidate list of a
+novice (one random draw over every move it would make) and of any level at an `aces_first`
+table. A level that plays its best move elsewhere stops earlier still (`bot_best`).
 
 A bot wants one move: the best by its level's priorities, or (a novice) any it notices.
 Listing every legal `Move` of a seat, with a worded reason built for each failed fit, only

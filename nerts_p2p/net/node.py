@@ -9,7 +9,8 @@ owns every task of a node:
 - the timer: `tick` at a fraction of the heartbeat interval (the replica decides when a
   heartbeat is due), and CONTACTS gossip once a second or when a new peer appears;
 - the intent loop: the application's intents arrive on a bounded channel;
-- the sender: one task drains a bounded queue of outgoing datagrams.
+- the sender: what the replica wants sent goes to the kernel at once when the transport
+  can take it without waiting (`send_now`); otherwise one task drains bounded queues.
 
 Every queue is bounded. A full queue drops and counts (`NodeStats`): the network already
 drops datagrams, and anti-entropy repairs it; a slow application loses events, never the
@@ -23,6 +24,7 @@ from the replica, so no await can slip between authoring and persisting.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -131,9 +133,9 @@ class TableNode:
     event_queue: int = 1024
     intent_queue: int = 64
     outbound_queue: int = 2048  # datagrams, per send queue
-    #: After a restart: how many of our own ops the store gave back. Until all of them are
-    #: delivered again (their deps arrive by anti-entropy) we author nothing, so we never
-    #: sign a second op with a seq we already used.
+    #: After a restart: how many of our own ops the store gave back (they are in the store
+    #: already, so they are not appended again when they are delivered). Until they are
+    #: delivered and we have caught up, the replica authors nothing (PROTOCOL.md 14).
     resume_target: int = 0
     stats: NodeStats = field(default_factory=NodeStats)
 
@@ -147,6 +149,10 @@ class TableNode:
         self._urgent: deque[tuple[bytes, Address]] = deque()
         self._bulk: deque[tuple[bytes, Address]] = deque()
         self._sender_idle = trio.lowlevel.ParkingLot()
+        #: The transport's synchronous send, if it has one (`UdpTransport.send_now`).
+        self._send_now: Callable[[bytes, Address], bool] | None = getattr(
+            self.transport, "send_now", None
+        )
         #: author -> address learnt from a member's signed CONTACTS (verified ones win).
         self.gossiped: dict[bytes, Address] = {}
         #: address -> last time anything arrived from it (for silence).
@@ -154,7 +160,6 @@ class TableNode:
         self._persisted = max(self.replica.sync.delivered(self.replica.me), self.resume_target)
         self._persisted_seeds = set(self.replica.my_secrets)
         self._clock_lease = 0
-        self._resumed = self.resume_target == 0
         self._peers_told = -1
         self._next_contacts = 0.0
         self.cancel_scope: trio.CancelScope | None = None
@@ -245,14 +250,9 @@ class TableNode:
 
     @property
     def resuming(self) -> bool:
-        """After a restart: our own ops are not all back yet, or ops we hold still wait for
-        others (our deps would go below what our last heartbeats showed)."""
-        if not self._resumed:
-            sync = self.replica.sync
-            self._resumed = sync.delivered(sync.me) >= self.resume_target and not any(
-                sync.pending.values()
-            )
-        return not self._resumed
+        """After a restart: our own ops are not all back yet, or we have not caught up with
+        what our last heartbeats promised (the replica says when, PROTOCOL.md 14)."""
+        return not self.replica.can_author
 
     def apply_intent(self, intent: Intent) -> None:
         replica = self.replica
@@ -311,7 +311,9 @@ class TableNode:
                 # a signed promise about our clock), the new lease is on disk.
                 self._clock_lease = clock + CLOCK_LEASE
                 self.store.append_clock_lease(self._clock_lease)
-        self._persisted = len(own)
+        # Never below what the store already holds: after a restart our stored ops come
+        # back (are delivered) only as the table's ops they depend on arrive.
+        self._persisted = max(self._persisted, len(own))
         outgoing = replica.outgoing()
         if outgoing:
             everyone = self.addresses()
@@ -326,6 +328,17 @@ class TableNode:
 
     def _queue(self, datagram: bytes, destination: Address, *, urgent: bool) -> None:
         queue = self._urgent if urgent else self._bulk
+        # Nothing waiting ahead of it: straight to the kernel, in this same step (a move is
+        # on the wire the moment it is signed, not after the event loop comes round to the
+        # sender). Urgent ones may pass queued replies; replies never pass anything.
+        if (
+            not queue
+            and (urgent or not self._urgent)
+            and self._send_now is not None
+            and self._send_now(datagram, destination)
+        ):
+            self.stats.datagrams_out += 1
+            return
         if len(queue) >= self.outbound_queue:
             self.stats.outbound_dropped += 1
             return

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import random
+import socket
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -43,8 +44,10 @@ class UdpTransport:
     take right now (buffer full, unreachable host) is dropped and counted, as the network
     itself would drop it; anti-entropy repairs it."""
 
-    def __init__(self, sock: trio.socket.SocketType) -> None:
+    def __init__(self, sock: trio.socket.SocketType, raw: socket.socket | None = None) -> None:
         self._sock = sock
+        #: The same socket, non-blocking, for `send_now` (None: only the async `send`).
+        self._raw = raw
         host, port = sock.getsockname()[:2]
         self._address: Address = (str(host), int(port))
         self.send_failures = 0
@@ -58,6 +61,20 @@ class UdpTransport:
             await self._sock.sendto(datagram, destination)
         except OSError:
             self.send_failures += 1
+
+    def send_now(self, datagram: bytes, destination: Address) -> bool:
+        """Hand the datagram to the kernel at once, without waiting for the event loop (a
+        move goes out the moment it is signed). False if the kernel cannot take it right now
+        (its buffer is full): the caller queues it for `send` instead."""
+        if self._raw is None:
+            return False
+        try:
+            self._raw.sendto(datagram, destination)
+        except BlockingIOError:
+            return False
+        except OSError:
+            self.send_failures += 1  # unreachable and the like: the network dropped it
+        return True
 
     async def receive(self) -> tuple[bytes, Address]:
         while True:
@@ -75,17 +92,21 @@ class UdpTransport:
 
 async def open_udp_transport(interface: str, port: int = 0) -> UdpTransport:
     """A UDP socket bound to `interface` (an IPv4 address; "0.0.0.0" means all of them)."""
-    sock = trio.socket.socket(trio.socket.AF_INET, trio.socket.SOCK_DGRAM)
+    raw = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     try:
-        await sock.bind((interface, port))
-    except OSError as exc:
-        sock.close()
+        raw.bind((interface, port))
+    except (OSError, UnicodeError) as exc:
+        raw.close()
+        if isinstance(exc, UnicodeError):
+            raise NertsError(f"{interface!r} is not an IPv4 address") from exc
         if exc.errno == errno.EADDRINUSE:
             raise AddressInUseError(f"port {port} on {interface} is already in use") from exc
         if exc.errno == errno.EADDRNOTAVAIL:
             raise NertsError(f"{interface} is not an address of this machine") from exc
         raise NertsError(f"cannot open a UDP socket on {interface}:{port}: {exc}") from exc
-    return UdpTransport(sock)
+    raw.setblocking(False)
+    await trio.lowlevel.checkpoint()
+    return UdpTransport(trio.socket.from_stdlib_socket(raw), raw)
 
 
 # --- in memory -----------------------------------------------------------------------------

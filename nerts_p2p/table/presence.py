@@ -10,7 +10,10 @@ when *this* peer votes, from what it has heard and when (time is handed in):
 - **lag** (the blind peer): every participant must acknowledge, in its heartbeat vector,
   what every other participant had acknowledged; a requirement it has not met
   `ACK_BOUND` seconds after we set it makes it lag. A lag of `LAG_WARN` seconds is shown
-  to the user (`SeatLagging`); one of `ACK_BOUND` seconds is treated as silence (a vote).
+  to the user (`SeatLagging`); one of `ACK_BOUND` seconds during which we still heard from
+  the participant is treated as silence (a vote). A participant that went wholly silent
+  meanwhile (crashed, or restarting and catching up quietly) is judged by `SILENCE_BOUND`
+  alone, and meets the requirement with its first heartbeat back.
 
 Why these bounds. Heartbeats go every 75 ms, so an honest peer acknowledges what the
 others hold within two or three heartbeats on a LAN (about 0.2 s), a few more under heavy
@@ -87,7 +90,14 @@ class Presence:
             last = max(heard.get(p, began), began)
             quiet = now - last >= SILENCE_BOUND
             no_nonce = p not in log.nonces and now - began >= SILENCE_BOUND
-            if quiet or no_nonce or self.lag(p, now) >= ACK_BOUND:
+            # Owing an acknowledgment counts against a participant that goes on showing
+            # signs of life (a heartbeat, an op) for the bound and still does not
+            # acknowledge: the blind peer. One that fell silent meanwhile (a crash, a
+            # restart catching up) is judged by the silence bound, so a peer back within
+            # it keeps its seat (PROTOCOL.md 14).
+            req = self.required.get(p)
+            blind = req is not None and last - req.since >= ACK_BOUND and self.lag(p, now) > 0
+            if quiet or no_nonce or blind:
                 out.append(p)
         return out
 

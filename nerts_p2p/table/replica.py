@@ -18,9 +18,11 @@ Randomness (deal seeds, salts) is handed in by the shell; nothing here reads a c
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from nerts_p2p.game.audit import AuditReport, audit_round
@@ -89,7 +91,13 @@ class StableState:
 
     round: int
     stable_ops: int
-    state_hash: str
+    state: GameState = field(repr=False)
+
+    @cached_property
+    def state_hash(self) -> str:
+        # Hashed when someone reads it: a peer catching up announces a stable prefix per
+        # datagram, and hashing a state costs more than folding an op.
+        return state_hash(self.state)
 
 
 @dataclass(frozen=True)
@@ -207,7 +215,11 @@ class ReplicatedRound:
     revealed: bool = False
     shared: bool = False  # partnerships: our seed went to our partner
     announced_stable: int = 0  # ops in the stable prefix when we last said so
-    losses: dict[bytes, Move] = field(default_factory=dict)  # our lost races, not yet stable
+    #: our lost races, not yet stable: op hash -> (the move, the op's order key)
+    losses: dict[bytes, tuple[Move, tuple[int, bytes]]] = field(default_factory=dict)
+    #: op hash -> its move, or why it is unreadable (a re-fold does not parse again)
+    parsed: dict[bytes, Move | str] = field(default_factory=dict)
+    covered: dict[bytes, bool] = field(default_factory=dict)  # op hash -> nonces_covered
 
     def __post_init__(self) -> None:
         if not self.states:
@@ -241,11 +253,18 @@ class ReplicatedRound:
         if op.kind == Kind.MOVE and self.log.counts(op):
             seat = self.seat_of[op.author]
             result: GameState | Rejection
-            try:
-                step.move = parse_move(f"{seat} {op.payload}")
-            except NotationError as exc:
-                result = Rejection(RejectReason.NO_SUCH_PILE, f"unreadable move: {exc}")
+            parsed = self.parsed.get(op.hash)
+            if parsed is None:
+                # Parsed once per op: a late op sorting early re-folds the ops after it.
+                try:
+                    parsed = parse_move(f"{seat} {op.payload}")
+                except NotationError as exc:
+                    parsed = f"unreadable move: {exc}"
+                self.parsed[op.hash] = parsed
+            if isinstance(parsed, str):
+                result = Rejection(RejectReason.NO_SUCH_PILE, parsed)
             else:
+                step.move = parsed
                 if self.nonces_covered(op, key):
                     result = self._apply(state, op, step.move, step)
                 else:
@@ -268,11 +287,20 @@ class ReplicatedRound:
 
     def nonces_covered(self, op: Op, key: tuple[int, bytes]) -> bool:
         """The op's author had every mix nonce it owed at its place in the order."""
-        return all(
-            self.log.covers_nonce(op, p)
-            for p in self.log.participants
-            if self.log.owes_nonce(p, key)
+        log = self.log
+        # Once every nonce is in and nobody departed or was expelled, the answer depends on
+        # the op alone: remembered, since a re-fold asks again for every op after a late one.
+        settled = (
+            not log.departed_at and not log.excluded and len(log.nonces) == len(log.participants)
         )
+        if settled:
+            known = self.covered.get(op.hash)
+            if known is not None:
+                return known
+        covered = all(log.covers_nonce(op, p) for p in log.participants if log.owes_nonce(p, key))
+        if settled:
+            self.covered[op.hash] = covered
+        return covered
 
     def departed_seats(self, key: tuple[int, bytes] | None = None) -> frozenset[int]:
         """Seats all of whose players had departed at `key` in the order (None: by now)."""
@@ -441,6 +469,10 @@ class TableReplica:
         )
         replica.sync.load(list(stored_ops))
         replica.sync.clock.observe(clock)
+        if complete:
+            # Quiet until caught up: our ops wait for their deps, and our last heartbeats
+            # promised deps we may not hold yet (PROTOCOL.md 14).
+            replica.sync.resume()
         replica._after_sync()
         return replica
 
@@ -461,8 +493,8 @@ class TableReplica:
 
     @property
     def can_author(self) -> bool:
-        """False while a restarted peer waits to be shown its own ops."""
-        return self.sync.quarantined is None
+        """False while a restarted peer waits to be shown its own ops, or to catch up."""
+        return self.sync.quarantined is None and self.sync.resuming is None
 
     @property
     def current_round(self) -> ReplicatedRound | None:
@@ -634,7 +666,11 @@ class TableReplica:
         if isinstance(result, Rejection):
             return result
         payload = move_text(completed).split(" ", 1)[1]
-        op = self.sync.author(Kind.MOVE, rnd.number, payload)
+        try:
+            op = self.sync.author(Kind.MOVE, rnd.number, payload)
+        except LocalProtocolError as exc:
+            # Refused by our own gate (the table's Lamport time spent, say): never sent.
+            return Rejection(RejectReason.ROUND_OVER, exc.message)
         self._after_sync()
         return op
 
@@ -676,7 +712,7 @@ class TableReplica:
             self._refold(self.rounds[number], position)
         self._note_stability()
         self._progress()
-        self.sync.set_state_hash(self._state_hash())
+        self.sync.set_state_hash(self._state_hash)  # hashed when a heartbeat needs it
 
     def _on_delivered(self, event: OpDelivered, refold: dict[int, int]) -> None:
         op = event.op
@@ -688,6 +724,10 @@ class TableReplica:
         rnd = self.rounds.get(op.epoch)
         if rnd is None:
             return
+        if op.author == self.me:
+            # Ours, back from the store after a restart: never sent twice.
+            rnd.revealed = rnd.revealed or op.kind == Kind.REVEAL
+            rnd.shared = rnd.shared or op.kind == Kind.SEED_SHARE
         if op.kind == Kind.REVEAL:
             rnd.reveals[op.author] = op
         elif (
@@ -711,15 +751,15 @@ class TableReplica:
     def _refold(self, rnd: ReplicatedRound, position: int) -> None:
         was_ended = rnd.end_position is not None
         replaced = rnd.fold_from(position)
-        new_steps = {step.op.hash: step for step in rnd.steps[position:]}
+        new_steps = {step.op.hash: i for i, step in enumerate(rnd.steps[position:], position)}
         for old in replaced:
             if old.op.author != self.me or not old.applied:
                 continue
-            new = new_steps.get(old.op.hash)
-            if new is not None and not new.applied and old.move is not None:
+            at = new_steps.get(old.op.hash)
+            if at is not None and not rnd.steps[at].applied and old.move is not None:
                 # Announced once the loss is stable: with several racers, a later op may
                 # still take the race from the one that beat us first.
-                rnd.losses[old.op.hash] = old.move
+                rnd.losses[old.op.hash] = (old.move, rnd.log.keys[at])
         if not was_ended and rnd.end_position is not None:
             self._announce_end(rnd)
 
@@ -800,14 +840,22 @@ class TableReplica:
             return
         stable = min(rnd.log.stable_count(), len(rnd.states) - 1)
         if rnd.losses:
-            for step in rnd.steps[:stable]:
-                move = rnd.losses.pop(step.op.hash, None)
-                if move is not None and not step.applied:
+            # Each loss is found by its order key (not by a scan of the stable prefix, which
+            # would cost the whole prefix on every datagram while a loss waits).
+            now_stable = []
+            for op_hash, (move, key) in rnd.losses.items():
+                at = bisect.bisect_left(rnd.log.keys, key)
+                if at < stable and rnd.steps[at].op.hash == op_hash:
+                    now_stable.append((at, op_hash, move))
+            for at, op_hash, move in sorted(now_stable):
+                del rnd.losses[op_hash]
+                step = rnd.steps[at]
+                if not step.applied:
                     winner = self._race_winner(rnd, move)
                     self._events.append(RaceLost(rnd.number, move, step.reason, winner))
         if stable > rnd.announced_stable:
             rnd.announced_stable = stable
-            self._events.append(StableState(rnd.number, stable, state_hash(rnd.states[stable])))
+            self._events.append(StableState(rnd.number, stable, rnd.states[stable]))
 
     def _progress(self) -> None:
         """Reveal our seed once the end is stable; finish rounds whose reveals are stable."""
@@ -873,7 +921,9 @@ class TableReplica:
         if presence.round != rnd.number:
             presence.reset(rnd.number)
         presence.round_seen(rnd.number, now)
+        looked = rnd.final is not None
         if rnd.final is None and now >= presence.next_check:
+            looked = True
             # Four looks a second are plenty for bounds of seconds, and cheap.
             presence.next_check = now + PRESENCE_CHECK
             vectors = dict(self.sync.acks)
@@ -884,7 +934,9 @@ class TableReplica:
                 if lag >= LAG_WARN and p not in presence.warned and p != self.me:
                     presence.warned.add(p)
                     self._events.append(SeatLagging(rnd.number, rnd.seat_of[p], p, lag))
-        if not self.can_author:
+        if not self.can_author or not looked:
+            # Votes only right after a look: the acknowledgments and the signs of life are
+            # then of the same moment (a heartbeat heard since would look unacknowledged).
             return
         for target in presence.silent(log, self.sync.heard, self.me, now):
             if target in log.departed:
@@ -961,7 +1013,13 @@ class TableReplica:
 
     def _author_now(self, kind: Kind, epoch: int, payload: object) -> None:
         """Author an op from inside event handling and fold it at once."""
-        self.sync.author(kind, epoch, payload)
+        try:
+            self.sync.author(kind, epoch, payload)
+        except LocalProtocolError as exc:
+            # Our own gate refused it (the table's Lamport time spent, say): reported, and
+            # nothing is raised out of receive() or tick().
+            self._events.append(ProtocolViolation(self.me, exc.message))
+            return
         for event in self.sync.events():
             if isinstance(event, OpDelivered) and event.position is not None:
                 self._on_delivered(event, {})
@@ -984,6 +1042,10 @@ class TableReplica:
         for seat in range(rnd.rules.seats):
             author = rnd.dealer[seat]
             reveal = rnd.reveals.get(author)
+            if reveal is not None and not rnd.log.counts_for_order(reveal):
+                # Its author was expelled from before it: it counts nowhere, whether or not
+                # this peer delivered it before the proof arrived (issue 9, `fuzz mutate`).
+                reveal = None
             seed, salt = reveal.payload if reveal is not None else (bytes(32), bytes(16))
             if deal_commitment(seed, salt) != rnd.commitments[author] and (
                 reveal is not None or seat not in departed

@@ -40,23 +40,20 @@ FRAMEBUFFERS: dict[str, Path] = {}
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _free_display() -> int:
-    for n in range(91, 200):
-        if not Path(f"/tmp/.X11-unix/X{n}").exists() and not Path(f"/tmp/.X{n}-lock").exists():
-            return n
-    raise AssertionError("no free X display number")
-
-
 @pytest.fixture
 def xserver(tmp_path: Path) -> Iterator[str]:
-    number = _free_display()
+    # -displayfd: Xvfb picks a free display itself and says which. Choosing one by looking
+    # at /tmp/.X11-unix races with other test runs on this machine (the socket folder is
+    # shared across network namespaces), and a window could open on someone else's server.
     # -fbdir: the screen is also a file (XWD), so the test can read what the window shows.
     framebuffer = tmp_path / "framebuffer"
     framebuffer.mkdir()
+    read_end, write_end = os.pipe()
     server = subprocess.Popen(
         [
             "Xvfb",
-            f":{number}",
+            "-displayfd",
+            str(write_end),
             "-screen",
             "0",
             "1400x900x24",
@@ -67,14 +64,15 @@ def xserver(tmp_path: Path) -> Iterator[str]:
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        pass_fds=(write_end,),
     )
+    os.close(write_end)
     try:
-        for _ in range(100):
-            if Path(f"/tmp/.X11-unix/X{number}").exists():
-                break
-            time.sleep(0.05)
-        else:
+        with os.fdopen(read_end) as said:
+            line = said.readline().strip()  # the display number, once Xvfb accepts clients
+        if not line.isdigit():
             raise AssertionError("Xvfb did not start")
+        number = int(line)
         FRAMEBUFFERS[f":{number}"] = framebuffer
         yield f":{number}"
     finally:
@@ -181,9 +179,15 @@ def _wait_for_title(display: str, window: str, title: str, *, ending: str = "") 
 
 def _finish(display: str, window: str, process: subprocess.Popen[str]) -> str:
     """Leave the table (Q), quit from the start screen (Esc); the program ends cleanly."""
-    _xdo(display, "key", "--window", window, "q")
-    time.sleep(0.6)
-    _xdo(display, "key", "--window", window, "Escape")
+    try:
+        _xdo(display, "key", "--window", window, "q")
+        time.sleep(0.6)
+        _xdo(display, "key", "--window", window, "Escape")
+    except subprocess.CalledProcessError:
+        if process.poll() is None:
+            process.kill()
+        _, stderr = process.communicate(timeout=30)
+        raise AssertionError(f"the window was gone before it was closed: {stderr}") from None
     _, stderr = process.communicate(timeout=30)
     assert process.returncode == 0, stderr
     assert "Traceback" not in stderr

@@ -19,6 +19,7 @@ from nerts_p2p.game.rules import Rules
 from nerts_p2p.net.node import TableNode
 from nerts_p2p.net.transport import MemoryNetwork
 from nerts_p2p.table.replica import TableReplica
+from protocol import admission
 from protocol.messages import PLAYER, SPECTATOR
 from protocol.signing import generate_signing_key
 
@@ -161,4 +162,37 @@ async def test_everyone_else_leaving_mid_match_is_said(
         host.leave()
         await frames([bob], lambda: bob.problem is not None)
         assert bob.problem == "everyone else left the table"
+        nursery.cancel_scope.cancel()
+
+
+async def test_a_private_table_turns_away_a_wrong_passphrase_and_admits_the_right_one(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    network = MemoryNetwork()
+    replica = TableReplica.open_table(
+        generate_signing_key(),
+        name="Ann",
+        rules=Rules(seats=3),
+        spectators=True,
+        randomness=os.urandom,
+        private=True,
+    )
+    table_id = replica.sync.table
+    replica.use_table_key(admission.table_key("plum tree", table_id))
+    host = NetworkTable(
+        TableNode(replica, network.open()), table_name="attic", interface="10.0.0.1", hosting=True
+    )
+    wrong = joining(network, host, "eve")
+    wrong.replica.use_table_key(admission.table_key("pear tree", table_id))
+    right = joining(network, host, "bob")
+    right.replica.use_table_key(admission.table_key("plum tree", table_id))
+    tables = [host, wrong, right]
+    async with trio.open_nursery() as nursery:
+        for table in tables:
+            nursery.start_soon(table.serve)
+        await frames(tables, lambda: wrong.problem is not None and len(host.lobby().seats) == 2)
+        assert wrong.problem == "wrong passphrase for table 'kitchen'"
+        assert not wrong.lobby().joined
+        assert [s.name for s in host.lobby().seats] == ["Ann", "bob"]
+        assert right.problem is None
         nursery.cancel_scope.cancel()

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import random
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pygame
@@ -19,12 +19,14 @@ from client.window.art import NORMAL
 from client.window.host_screen import MATCH_ENDS, HostScreen
 from client.window.layout import NERTS, STOCK
 from client.window.lobby_screen import LobbyScreen
-from client.window.netsession import NetworkTable
+from client.window.netsession import NetworkTable, host_table
 from client.window.session import PLAYING, SCORED
+from client.window.settings import seat_colours
 from client.window.table_screen import TableScreen
 from client.window.tables_screen import TablesScreen, table_line
 from nerts_p2p.game.bots import EXPERT, BotPlayer
 from nerts_p2p.game.position import state_hash
+from nerts_p2p.game.rules import Rules
 from nerts_p2p.net.discovery import TableAd
 from protocol.envelope import PROTOCOL_VERSION
 from protocol.messages import PLAYER, SPECTATOR
@@ -329,8 +331,16 @@ async def test_a_network_spectator_follows_a_live_table_and_draws_every_seat(
             assert sorted(p.pile.seat for p in nerts_tops) == [0, 1, 2]
             for place in nerts_tops:
                 assert place.entry == state.seats[place.pile.seat].nerts_up[-1]
-                assert_card_face(app.surface, screen, place, NORMAL)
+            for place in screen.places:
+                if place.face_up:  # every seat's Nerts top, waste and work piles, foundations
+                    assert_card_face(app.surface, screen, place, NORMAL)
+            colours = seat_colours(app.settings.colour, 3, None)
             stocks = [p for p in screen.places if p.pile.kind == STOCK]
+            for stock in stocks:
+                inside = (stock.rect.x + 6, stock.rect.y + 6, stock.rect.w - 12, stock.rect.h - 12)
+                pixels = colours_in(app.surface, inside)
+                share = sum(near(p, colours[stock.pile.seat], 30) for p in pixels) / len(pixels)
+                assert share > 0.5, f"seat {stock.pile.seat}'s stock shows its back colour"
             assert {p.pile.seat for p in stocks} == {s for s in range(3) if state.seats[s].stock}, (
                 "every stock is drawn face down in its seat's place"
             )
@@ -429,7 +439,6 @@ async def test_a_table_that_is_gone_says_so_in_the_lobby(headless: None) -> None
 
 
 REFUSALS: list[tuple[int, dict[str, object], str]] = [
-    (PLAYER, {"passphrase": True}, "Table 'kitchen' is private: it needs a passphrase"),
     (PLAYER, {"seats_taken": 4}, "Table 'kitchen' is full (4 of 4 seats taken)"),
     (SPECTATOR, {"spectators": False}, "Table 'kitchen' does not welcome spectators"),
     (PLAYER, {"protocol_version": PROTOCOL_VERSION + 1}, "Protocol version mismatch: table"),
@@ -450,6 +459,85 @@ async def test_a_table_we_cannot_sit_at_is_refused_in_words(headless: None) -> N
             assert not tables.joining
             assert shows_warning(app.surface)
         save(app.surface, "network-refused")
+        # A private table is not refused: its passphrase is asked for first.
+        tables.role = PLAYER
+        tables.choose(_ad("attic", (LO, 9), passphrase=True))
+        assert tables.asking is not None
+        assert tables.asking.name == "attic"
+        press(app, pygame.K_x, "x")
+        assert tables.passphrase.text == "x"
+        assert tables.passphrase.shown() == "*_", "a passphrase is never shown"
+        press(app, pygame.K_ESCAPE)
+        assert tables.asking is None
+        assert not tables.joining
+        assert app.screen is tables
+        nursery.cancel_scope.cancel()
+
+
+async def test_a_private_table_lets_in_who_knows_its_passphrase(headless: None) -> None:
+    name = table_name("priv")
+    async with trio.open_nursery() as nursery:
+        host = await host_table(
+            LO,
+            table_name=name,
+            player_name="Hosta",
+            rules=Rules(seats=3),
+            spectators=True,
+            passphrase="open sesame",
+        )
+        nursery.start_soon(host.serve)
+        app = network_app(nursery, "Cleo")
+
+        def hosting(done: Callable[[], bool]) -> Callable[[], bool]:
+            def check() -> bool:
+                host.advance(trio.current_time())
+                return done()
+
+            return check
+
+        async def attempt(guess: str, works: bool) -> None:
+            tables = TablesScreen(app, PLAYER)
+            app.show(tables)
+            await frames_until(
+                app, hosting(lambda: any(ad.name == name for ad in tables.tables)), "the table"
+            )
+            ad = next(ad for ad in tables.tables if ad.name == name)
+            assert ad.passphrase
+            row = next(b for b in tables.buttons() if b.label == table_line(ad))
+            click(app, row.rect.center)
+            assert tables.asking == ad
+            for char in guess:
+                press(app, pygame.K_a, char)
+            await frames_for(app, 0.05)
+            save(app.surface, "network-passphrase")
+            press(app, pygame.K_RETURN)
+            await frames_until(
+                app, hosting(lambda: isinstance(app.screen, LobbyScreen)), "the lobby"
+            )
+            lobby = app.screen
+            assert isinstance(lobby, LobbyScreen)
+            if works:
+                await frames_until(
+                    app, hosting(lambda: len(lobby.lobby.seats) == 2), "let in, seated"
+                )
+                assert [s.name for s in lobby.lobby.seats] == ["Hosta", "Cleo"]
+                assert lobby.table.problem is None
+            else:
+                await frames_until(
+                    app, hosting(lambda: lobby.table.problem is not None), "turned away"
+                )
+                assert lobby.table.problem == f"wrong passphrase for table {name!r}"
+                await frames_for(app, 0.05)
+                assert shows_warning(app.surface)
+                assert not lobby.lobby.joined
+                assert [s.name for s in host.lobby().seats] == ["Hosta"]
+            press(app, pygame.K_ESCAPE)  # leave the lobby
+
+        await attempt("open says me", works=False)
+        await attempt("open sesame", works=True)
+        await close_window(app)
+        host.leave()
+        await host.done.wait()
         nursery.cancel_scope.cancel()
 
 

@@ -16,7 +16,7 @@ from tools.fuzz.mutate import Mutator
 from tools.fuzz.schedule import ALL_KINDS, DEFAULT_KINDS, Schedule, ScheduleShape, generate
 from tools.fuzz.shrink import ddmin
 from tools.fuzz.table import FuzzTable, TableConfig
-from tools.fuzz.udp import parse_target
+from tools.fuzz.udp import growth_problems, parse_target
 
 
 def test_a_schedule_is_a_function_of_its_seed_and_survives_json() -> None:
@@ -128,3 +128,34 @@ def test_replaying_a_file_that_is_not_a_finding_is_a_usage_error(
     path.write_text("[1, 2]")
     assert main(["fuzz", "replay", str(path)]) == 2
     assert "is not a fuzz finding" in capsys.readouterr().err
+
+
+def test_a_local_targets_memory_or_queues_past_their_bounds_are_growth_findings() -> None:
+    quiet = {"rss_start_mb": 80.0, "rss_max_mb": 95.0, "queues_max": {"pending": 4096}}
+    assert growth_problems(quiet, 1.0) == []
+    leaking = {"rss_start_mb": 80.0, "rss_max_mb": 400.0, "queues_max": {"pending": 4097}}
+    found = growth_problems(leaking, 1.0)
+    assert [p.kind for p in found] == ["growth", "growth"]
+    assert "grew by 320 MB" in found[0].detail
+    assert "pending queue reached 4097 > 4096" in found[1].detail
+
+
+def test_a_lag_fault_slows_one_peers_link_to_some_others_only() -> None:
+    shape = ScheduleShape(peers=4, count=1, kinds=("lag",))
+    (fault,) = generate(3, shape).faults
+    slow, *slowed = fault.peers
+    assert slow not in slowed
+    assert 1 <= len(slowed) <= 3
+    assert 0.2 <= fault.value <= 1.2
+    assert Schedule.from_json(generate(3, shape).to_json()).faults == (fault,)
+
+
+def test_generated_schedules_kill_only_a_minority_of_the_players() -> None:
+    """A departure needs a quorum (PROTOCOL.md 13): with a majority killed the survivors
+    rightly never finish, which is no finding."""
+    for peers in (3, 4, 5):
+        shape = ScheduleShape(peers=peers, count=12, kinds=("kill",))
+        for seed in range(20):
+            killed = [f.peers[0] for f in generate(seed, shape).faults]
+            assert len(killed) == len(set(killed)) <= (peers - 1) // 2
+            assert 0 not in killed  # the host opens the table and starts rounds

@@ -107,11 +107,17 @@ def test_a_resumed_host_continues_its_chain_without_reusing_a_seq(tmp_path: Path
     store.append_own(replica.sync.logs[replica.me][-1])
     assert [s.header and s.header.name for s in resumable_tables(tmp_path)] == ["t"]
     again = TableStore.open(tmp_path, replica.sync.table)
-    resumed = resume_replica(
-        key_for("store-host"), again, randomness=seeded_bytes("other"), now=100.0
-    )
+    resumed = resume_replica(key_for("store-host"), again, randomness=seeded_bytes("other"))
     assert resumed.sync.vector() == replica.sync.vector()
     assert resumed.my_secrets == replica.my_secrets
+    # Quiet at first: nobody else's heartbeat says what it held before the crash. Alone at
+    # its table (no heartbeat at all for five holds of a second), it continues its chain.
+    resumed.tick(100.0)
+    resumed.tick(104.9)
+    assert not resumed.can_author
+    assert resumed.outgoing() == []  # not even a heartbeat
+    resumed.tick(105.0)
+    assert resumed.can_author
     left = resumed.leave()
     assert left.seq == 3
     assert left.lamport > replica.sync.logs[replica.me][-1].lamport

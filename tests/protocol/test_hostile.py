@@ -235,7 +235,7 @@ def test_a_peer_asking_for_an_expelled_authors_ops_gets_the_evidence() -> None:
 # --- lamport discipline ------------------------------------------------------------------
 
 
-def test_a_backdated_op_is_rejected_and_cuts_off_its_author() -> None:
+def test_a_backdated_op_is_rejected_and_its_chain_waits_for_a_valid_twin() -> None:
     peer = observer()
     alice = HISTORY.peers["alice"]
     last = alice.logs[IDS["alice"]][-1].lamport
@@ -245,14 +245,19 @@ def test_a_backdated_op_is_rejected_and_cuts_off_its_author() -> None:
     assert rejected(events) == [DropReason.BACKDATED]
     assert delivered(events) == []
     assert peer.counters[DropReason.BACKDATED] == 1
-    # Nothing of hers from that seq on is delivered: neither an op chained to it nor a
-    # re-stamped replacement.
+    # An op chained to the rejected one is never delivered; a validly stamped op with the
+    # same seq (what the other peers may have had from her all along) is, and nothing of
+    # hers is held against her.
     seq = alice.delivered(IDS["alice"]) + 1
     chained = next_op("alice", seq=seq + 1, prev=op_hash(body_of(backdated)), lamport=last + 50)
     peer.receive(chained, "alice", 1.0)
-    peer.receive(next_op("alice"), "alice", 1.0)
     assert delivered(peer.events()) == []
-    assert peer.delivered(IDS["alice"]) == seq - 1
+    peer.receive(next_op("alice"), "alice", 1.0)
+    assert [op.seq for op in delivered(peer.events())] == [seq]
+    assert IDS["alice"] not in peer.expelled
+    peer.receive(chained, "alice", 1.0)  # chained to the rejected copy, not to the valid one
+    assert rejected(peer.events()) == [DropReason.BROKEN_CHAIN]
+    assert peer.delivered(IDS["alice"]) == seq
 
 
 def test_an_op_stamped_before_an_op_it_claims_to_have_seen_is_backdated() -> None:
@@ -277,9 +282,10 @@ def test_an_op_stamped_before_an_op_it_claims_to_have_seen_is_backdated() -> Non
     )  # fmt: skip
     peer.receive(seal(KEYS["alice"], early), "alice", 1.0)
     assert rejected(peer.events()) == [DropReason.BACKDATED]
-    # Alice is cut off from that seq on, even for her correctly stamped move.
+    # Only that copy is dropped: her correctly stamped move (the one every other peer
+    # delivered) is delivered here too.
     peer.receive(second_move.datagram(), "alice", 1.0)
-    assert delivered(peer.events()) == []
+    assert delivered(peer.events()) == [second_move]
 
 
 # --- membership ---------------------------------------------------------------------------

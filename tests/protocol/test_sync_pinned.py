@@ -96,15 +96,17 @@ def test_a_round_op_with_deps_of_the_wrong_shape_is_rejected_not_left_waiting() 
     ]
 
 
-def test_an_op_rejected_for_good_is_not_asked_for_again() -> None:
+def test_a_peer_that_rejected_an_invalid_copy_asks_for_the_valid_twin() -> None:
+    """Issue 9, "an invalid twin splits a peer off for good": a rejected copy of Alice's op
+    is no proof against the ops Bob holds of hers (he may hold a valid op with that seq), so
+    they are asked for, from the rejected seq on."""
     peer = observer()
     alice = IDS["alice"]
     have = peer.delivered(alice)
     last = peer.logs[alice][-1]
-    peer.receive(next_op("alice", lamport=last.lamport), "alice", 1.0)  # rejected: dead
+    peer.receive(next_op("alice", lamport=last.lamport), "alice", 1.0)  # rejected
     peer.events()
     peer.outgoing()
-    # Bob says Alice has three more ops (her rejected one among them): nothing to ask for.
     vector = [(a, n + 3 if a == alice else n) for a, n in peer.vector()]
     bob_heartbeat = seal(KEYS["bob"], heartbeat_body(TABLE, IDS["bob"], 50, vector, b""))
     peer.receive(bob_heartbeat, "bob", 2.0)
@@ -114,5 +116,5 @@ def test_an_op_rejected_for_good_is_not_asked_for_again() -> None:
         if isinstance(decode(d, table=TABLE), Request)
     ]
     asked = [tuple(r) for q in requests for r in q.ranges if r[0] == alice]  # type: ignore[union-attr]
-    assert asked == []
+    assert asked == [(alice, have + 1, have + 3)]
     assert peer.delivered(alice) == have

@@ -7,8 +7,26 @@ import pytest
 from nerts_p2p.game.rules import Rules
 from protocol.envelope import seal
 from protocol.errors import DropReason, LocalProtocolError
-from protocol.messages import NO_PREV, PLAYER, Kind, Request, decode, op_body, request_body
-from protocol.sync import MAX_REPLY, OpDelivered, OpRejected, SyncPeer
+from protocol.messages import (
+    MAX_LAMPORT,
+    NO_PREV,
+    PLAYER,
+    Heartbeat,
+    Kind,
+    Request,
+    decode,
+    heartbeat_body,
+    op_body,
+    request_body,
+)
+from protocol.sync import (
+    MAX_LAMPORT_STEP,
+    MAX_REPLY,
+    DivergenceDetected,
+    OpDelivered,
+    OpRejected,
+    SyncPeer,
+)
 from tests.protocol.test_hostile import HISTORY, IDS, observer, op_of
 from tests.replication.table_helpers import ManualTable, seed_showing
 from tools.gen_vectors import KEYS, TABLE, play_history
@@ -127,3 +145,213 @@ def test_an_op_backdated_only_against_an_equivocated_op_is_judged_again() -> Non
     later = peer.events()
     assert any(isinstance(e, OpDelivered) and e.op.author == IDS["bob"] for e in later)
     assert IDS["alice"] in peer.expelled
+
+
+def test_an_invalid_twin_does_not_split_a_peer_off_for_good() -> None:
+    """Issue 9: Alice sends Sam an invalid op n (stamped no later than her op n-1) and Bob a
+    valid op n. Sam drops only the invalid copy: Bob's anti-entropy brings him the valid
+    twin and what Alice chains to it, after which Bob has nothing more to push at him."""
+    history = play_history()
+    bob, sam = history.peers["bob"], history.peers["sam"]
+    last = history.peers["alice"].logs[IDS["alice"]][-1]
+    invalid = seal(KEYS["alice"], history.body("alice", Kind.LEAVE, 0, None, lamport=last.lamport))
+    sam.receive(invalid, "alice", 1.0)
+    assert [e.reason for e in sam.events() if isinstance(e, OpRejected)] == [DropReason.BACKDATED]
+    valid = history.peers["alice"].author(Kind.LEAVE, 0, None)
+    bob.receive(valid.datagram(), "alice", 1.0)
+    assert bob.delivered(IDS["alice"]) == valid.seq
+    for now in (2.0, 3.0):
+        sam.outgoing()
+        sam.tick(now)
+        for _, datagram in sam.outgoing():
+            bob.receive(datagram, "sam", now)
+        for _, datagram in bob.outgoing():
+            sam.receive(datagram, "bob", now)
+    assert sam.delivered(IDS["alice"]) == valid.seq
+    assert sam.vector() == bob.vector()
+    assert IDS["alice"] not in sam.dead
+    # In step now: Sam's next heartbeat gets no push from Bob.
+    bob.outgoing()
+    sam.tick(4.0)
+    for _, datagram in sam.outgoing():
+        bob.receive(datagram, "sam", 4.0)
+    assert bob.outgoing() == []
+
+
+def _heartbeat_to(sender: SyncPeer, receiver: SyncPeer, now: float) -> list[DivergenceDetected]:
+    sender.outgoing()
+    sender.tick(now)
+    for _, datagram in sender.outgoing():
+        if isinstance(decode(datagram, table=TABLE), Heartbeat):
+            receiver.receive(datagram, "net", now)
+    return [e for e in receiver.events() if isinstance(e, DivergenceDetected)]
+
+
+def test_divergence_is_not_alarmed_after_an_expulsion_until_both_peers_have_made_it() -> None:
+    """Issue 9, "divergence alarms after an expulsion": Bob holds the proof that Sam
+    equivocated, Alice does not yet. Their vectors are equal but their folds differ (Sam's
+    op counts for Alice only): not a divergence. Once Alice holds the proof too, equal
+    vectors with unequal folds are one again."""
+    history = play_history()
+    alice, bob = history.peers["alice"], history.peers["bob"]
+    first = seal(KEYS["sam"], history.body("sam", Kind.LEAVE, 0, None))
+    second = seal(KEYS["sam"], history.body("sam", Kind.LEAVE, 0, None, lamport=10**6))
+    for peer in (alice, bob):
+        peer.receive(first, "sam", 1.0)
+    bob.receive(second, "sam", 1.0)
+    assert IDS["sam"] in bob.expelled
+    assert IDS["sam"] not in alice.expelled
+    assert alice.vector() == bob.vector()
+    alice.set_state_hash(b"A" * 16)
+    bob.set_state_hash(b"B" * 16)  # Sam's LEAVE does not count in Bob's fold
+    assert _heartbeat_to(bob, alice, 2.0) == []
+    assert _heartbeat_to(alice, bob, 2.0) == []
+    alice.receive(second, "bob", 3.0)  # the proof reaches Alice
+    assert IDS["sam"] in alice.expelled
+    alice.set_state_hash(b"B" * 16)
+    assert _heartbeat_to(bob, alice, 4.0) == []
+    alice.set_state_hash(b"C" * 16)  # now a real divergence: first a probe, then the alarm
+    assert _heartbeat_to(bob, alice, 5.0) == []
+    (found,) = _heartbeat_to(bob, alice, 6.0)
+    assert found.peer == bob.me
+
+
+def test_an_equivocation_that_looks_like_a_divergence_brings_its_proof_instead() -> None:
+    """Issue 9 (`fuzz hostile --adversaries equivocator`): Sam sent Alice one op n and Bob
+    another. Equal vectors, unequal folds: Alice asks Bob for his latest ops, gets the other
+    version and expels Sam, and no divergence is reported."""
+    history = play_history()
+    alice, bob = history.peers["alice"], history.peers["bob"]
+    one = seal(KEYS["sam"], history.body("sam", Kind.LEAVE, 0, None))
+    other = seal(KEYS["sam"], history.body("sam", Kind.LEAVE, 0, None, lamport=10**6))
+    alice.receive(one, "sam", 1.0)
+    bob.receive(other, "sam", 1.0)
+    assert alice.vector() == bob.vector()
+    alice.set_state_hash(b"A" * 16)
+    bob.set_state_hash(b"B" * 16)
+    assert _heartbeat_to(bob, alice, 2.0) == []
+    bob.outgoing()
+    for destination, datagram in alice.outgoing():
+        if destination == "net":
+            bob.receive(datagram, "alice", 2.0)
+    for _, datagram in bob.outgoing():
+        alice.receive(datagram, "bob", 2.0)
+    assert IDS["sam"] in alice.expelled
+    assert [e for e in alice.events() if isinstance(e, DivergenceDetected)] == []
+
+
+def test_a_replayed_heartbeat_of_our_own_is_not_divergence_from_ourselves() -> None:
+    alice = play_history().peers["alice"]
+    alice.set_state_hash(b"A" * 16)
+    alice.outgoing()
+    alice.tick(1.0)
+    own = [d for _, d in alice.outgoing() if isinstance(decode(d, table=TABLE), Heartbeat)]
+    alice.set_state_hash(b"B" * 16)  # the same vector, folded again after news of a cheat
+    alice.receive(own[0], "net", 2.0)
+    assert [e for e in alice.events() if isinstance(e, DivergenceDetected)] == []
+
+
+def test_one_op_at_the_lamport_ceiling_is_refused_and_moves_no_clock() -> None:
+    """Issue 9, "one op at the Lamport ceiling crashes the next move": Alice signs an op
+    stamped 2^48. Delivered, it would carry every peer's clock past the ceiling; it is
+    refused (far past everything it names), the clock stays, and her real op goes through."""
+    history = play_history()
+    bob = history.peers["bob"]
+    clock = bob.clock.value
+    lie = seal(KEYS["alice"], history.body("alice", Kind.LEAVE, 0, None, lamport=MAX_LAMPORT))
+    bob.receive(lie, "alice", 1.0)
+    assert [(e.reason, e.message) for e in bob.events() if isinstance(e, OpRejected)] == [
+        (DropReason.BACKDATED, "its Lamport time is far past everything it names")
+    ]
+    assert bob.clock.value == clock
+    real = history.peers["alice"].author(Kind.LEAVE, 0, None)
+    bob.receive(real.datagram(), "alice", 1.0)
+    assert bob.delivered(IDS["alice"]) == real.seq
+    assert bob.author(Kind.LEAVE, 0, None).lamport < MAX_LAMPORT_STEP
+
+
+def test_an_op_stamped_a_whole_step_ahead_is_delivered_and_honest_peers_keep_up() -> None:
+    """The limit is exact: MAX_LAMPORT_STEP past the op's floor is allowed. A peer whose
+    clock jumped on such an op that its own next op does not name (a lobby op) stamps that
+    op within the step, and its heartbeats promise nothing it could not keep."""
+    history = play_history()
+    alice, bob, host = (history.peers[n] for n in ("alice", "bob", "host"))
+    floor = max(alice.logs[IDS["alice"]][-1].lamport, host.logs[IDS["host"]][0].lamport)
+    ahead = seal(
+        KEYS["alice"],
+        history.body("alice", Kind.LEAVE, 0, None, lamport=floor + MAX_LAMPORT_STEP),
+    )
+    bob.receive(ahead, "alice", 1.0)
+    assert [e.op.lamport for e in bob.events() if isinstance(e, OpDelivered)] == [
+        floor + MAX_LAMPORT_STEP
+    ]
+    assert bob.clock.value > floor + MAX_LAMPORT_STEP
+    bob.outgoing()
+    bob.tick(2.0)
+    beats = [decode(d, table=TABLE) for _, d in bob.outgoing()]
+    promise = next(b for b in beats if isinstance(b, Heartbeat))
+    own = bob.author(Kind.LEAVE, 0, None)  # names only the OPEN and Bob's own op
+    assert promise.lamport < own.lamport
+    assert own.lamport <= bob.logs[IDS["bob"]][-2].lamport + MAX_LAMPORT_STEP
+    for peer in (host, alice):
+        peer.receive(ahead, "alice", 3.0)
+        peer.receive(own.datagram(), "bob", 3.0)
+        assert peer.delivered(IDS["bob"]) == own.seq
+
+
+def test_a_heartbeat_naming_seq_two_to_the_32_is_answered_at_once() -> None:
+    """Issue 9 (`fuzz mutate`, seed 1: one datagram took 482 s): a heartbeat whose vector
+    names an author's seq 2^32-1 made the gap search walk every seq up to it."""
+    peer = observer()
+    alice = IDS["alice"]
+    have = peer.delivered(alice)
+    parked = seal(KEYS["alice"], HISTORY.body("alice", Kind.LEAVE, 0, None, seq=have + 3))
+    peer.receive(parked, "alice", 1.0)  # waits for her ops have+1 and have+2
+    assert peer.delivered(alice) == have
+    vector = [(a, 2**32 - 1 if a == alice else n) for a, n in peer.vector()]
+    lie = seal(KEYS["bob"], heartbeat_body(TABLE, IDS["bob"], 50, vector, b""))
+    peer.receive(lie, "bob", 2.0)
+    requests = [
+        decode(d, table=TABLE)
+        for _, d in peer.outgoing()
+        if isinstance(decode(d, table=TABLE), Request)
+    ]
+    asked = [tuple(r) for q in requests for r in q.ranges if r[0] == alice]  # type: ignore[union-attr]
+    assert asked == [(alice, have + 1, have + 2), (alice, have + 4, 2**32 - 1)]
+
+
+def test_an_op_chained_on_another_version_of_its_previous_op_brings_the_proof() -> None:
+    """Issue 9 (`fuzz hostile --adversaries equivocator`): Alice sends Bob one move n and Sam
+    another. Their vectors are equal, so anti-entropy never moves either move n. When her move
+    n+1 (chained on Bob's version) reaches Sam, he asks its sender for the move n it chains
+    on, and holds the proof: Alice is expelled from n."""
+    history = play_history()
+    bob, sam = history.peers["bob"], history.peers["sam"]
+    alice = IDS["alice"]
+    one = seal(KEYS["alice"], history.body("alice", Kind.MOVE, 1, "turn"))
+    other = seal(KEYS["alice"], history.body("alice", Kind.MOVE, 1, "stuck"))
+    first = op_of(one)
+    deps = list(first.round_deps)
+    deps[history.peers["host"].epoch(1).index[alice]] += 1  # type: ignore[union-attr]
+    after = seal(
+        KEYS["alice"],
+        history.body(
+            "alice", Kind.MOVE, 1, "turn", seq=first.seq + 1, prev=first.hash,
+            lamport=first.lamport + 1, deps=deps,
+        ),
+    )  # fmt: skip
+    for datagram in (one, after):
+        bob.receive(datagram, "alice", 1.0)
+    sam.receive(other, "alice", 1.0)
+    assert bob.delivered(alice) == sam.delivered(alice) + 1
+    sam.outgoing()
+    sam.receive(after, "bob", 2.0)  # pushed by Bob: it does not chain on Sam's move n
+    to_bob = [d for to, d in sam.outgoing() if to == "bob"]
+    asks = [decode(d, table=TABLE) for d in to_bob]
+    assert [tuple(r) for q in asks for r in q.ranges] == [(alice, first.seq, first.seq)]  # type: ignore[union-attr]
+    bob.outgoing()
+    for datagram in to_bob:
+        bob.receive(datagram, "sam", 2.0)
+    for _, datagram in bob.outgoing():
+        sam.receive(datagram, "bob", 2.0)
+    assert sam.expelled[alice] == first.seq

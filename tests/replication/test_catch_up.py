@@ -11,7 +11,7 @@ import pytest
 
 from nerts_p2p.game.rules import Rules
 from protocol.errors import DropReason
-from protocol.messages import Batch, Kind, decode, decode_op
+from protocol.messages import Batch, Heartbeat, Kind, Request, decode, decode_op
 from tools.mesh import Faults, MeshStalledError, PeerMesh
 
 HEARTBEAT = 0.075
@@ -102,3 +102,82 @@ def test_the_stall_detector_names_a_peer_that_cannot_deliver_what_it_holds() -> 
     assert late.sync.pending
     with pytest.raises(MeshStalledError, match=r"peer 3 delivered nothing .* vector"):
         mesh.run_for(120.0)
+
+
+def _spectator_just_admitted(seed: int) -> tuple[PeerMesh, int]:
+    """A whole round played, then a late spectator the host has just admitted: it holds only
+    a few of the round's ops. Returns the mesh and the spectator's index."""
+    mesh = PeerMesh(players=4, rules=Rules(seats=4), seed=seed)
+    mesh.run(until=1200, rounds=1)
+    late = mesh.add_spectator()
+    host = mesh.replicas[0]
+    while not host.sync.serves(late.me):  # admitted (PROTOCOL.md 17): served from now on
+        assert mesh.step()
+    index = len(mesh.replicas) - 1
+    for replica in mesh.replicas:
+        replica.outgoing()  # what is still queued in the mesh is left there
+    return mesh, index
+
+
+def test_a_catching_up_peer_asks_for_the_next_ranges_as_soon_as_an_answer_is_in() -> None:
+    mesh, index = _spectator_just_admitted(seed=2)
+    host, late = mesh.replicas[0], mesh.replicas[index]
+    now = mesh.now + 0.01
+    total = sum(n for _, n in host.sync.vector())
+    assert sum(n for _, n in late.sync.vector()) + 64 < total, "it is far behind"
+    host.tick(now + 1.0)  # a heartbeat: the spectator learns what the host holds
+    for _, datagram in host.outgoing():
+        late.receive(datagram, 0, now)
+    requests = late.outgoing()
+    assert [d for d, _ in requests].count(0) >= 1
+    for destination, datagram in requests:
+        if destination == 0:
+            host.receive(datagram, index, now)
+    answer = [datagram for destination, datagram in host.outgoing() if destination == index]
+    assert answer, "the host answered"
+    before = sum(n for _, n in late.sync.vector())
+    for datagram in answer:
+        late.receive(datagram, 0, now)
+    held = sum(n for _, n in late.sync.vector()) + sum(map(len, late.sync.pending.values()))
+    assert held > before, late.sync.counters
+    # The whole answer is in, well within the 200 ms in which an author is not asked about
+    # again: the next request goes at once, not after the next heartbeat.
+    again = [
+        decode(datagram, table=host.sync.table)
+        for destination, datagram in late.outgoing()
+        if destination == 0
+    ]
+    assert any(isinstance(m, Request) for m in again)
+
+
+def test_a_heartbeat_does_not_push_back_an_op_that_is_still_on_its_way() -> None:
+    mesh = PeerMesh(players=2, rules=Rules(seats=2), seed=1)
+    mesh.run(until=1200, rounds=1)
+    a, b = mesh.replicas[0], mesh.replicas[1]
+    now = mesh.now + 1.0
+    a.tick(now)  # a is handed the time before it authors (the shell always is)
+    a.outgoing()
+    op = a.ready()  # on its way to b (never delivered here)
+    a.outgoing()
+    b.tick(now + 1.0)
+    (heartbeat,) = [
+        d for _, d in b.outgoing() if isinstance(decode(d, table=a.sync.table), Heartbeat)
+    ]
+
+    def pushed(at: float) -> bool:
+        a.receive(heartbeat, 1, at)
+        for _, datagram in a.outgoing():
+            message = decode(datagram, table=a.sync.table)
+            if isinstance(message, Batch) and any(
+                decode_op(body, sig, table=a.sync.table).hash == op.hash
+                for body, sig in message.ops
+            ):
+                return True
+        return False
+
+    assert not pushed(now + 0.001), "pushed again while the op itself is in the air"
+    b.tick(now + 2.0)
+    (heartbeat,) = [
+        d for _, d in b.outgoing() if isinstance(decode(d, table=a.sync.table), Heartbeat)
+    ]
+    assert pushed(now + 0.2), "after a heartbeat interval it is pushed (it may have been lost)"

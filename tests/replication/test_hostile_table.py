@@ -147,3 +147,38 @@ def test_a_start_that_makes_no_sense_as_a_game_is_reported_not_a_crash() -> None
         assert other.current_round is None
         reports = [e.reason for e in table.events[1] if isinstance(e, ProtocolViolation)]
         assert any(words in r for r in reports), reports
+
+
+def test_equivocation_found_after_the_op_is_stable_expels_from_its_seq_on_every_peer() -> None:
+    """The rule for equivocation found late (PROTOCOL.md 10.1): the cut stays at the
+    twin's seq even when one version was stable already. Two versions of one op can each
+    be stable at a different honest peer, and no peer can tell from the log which version
+    another one folded, so every rule that keeps "the stable op" splits the table for
+    good. Every peer drops both versions alike, names the cheater, and agrees again."""
+    mesh = PeerMesh(players=3, rules=Rules(seats=3), seed=4)
+    cheat = mesh.replicas[2]
+    _play_until_round_starts(mesh, 2)
+    while not any(op.kind == Kind.MOVE for op in cheat.sync.logs[cheat.me]):
+        assert mesh.step()
+    early = next(op for op in cheat.sync.logs[cheat.me] if op.kind == Kind.MOVE)
+    # Played on until that op of the cheater is stable at every peer.
+    while not all(
+        (log := r.sync.epoch(1)) is not None and early.lamport <= log.stable_bound()
+        for r in mesh.replicas
+    ):
+        assert mesh.step()
+    other = op_body(
+        early.kind, early.table, early.author, early.seq, early.prev, early.lamport,
+        early.epoch, list(early.round_deps), "stuck" if early.payload != "stuck" else "recycle",
+    )  # fmt: skip
+    mesh.replicas[0].receive(seal(cheat.sync.key, other), 2, mesh.now)
+    mesh.run(until=mesh.now + 5.0, rounds=1)
+    for i in (0, 1):
+        expelled = [e for e in mesh.events[i] if isinstance(e, PeerExpelled)]
+        assert [(e.author, e.seq) for e in expelled] == [(cheat.me, early.seq)]
+        assert mesh.replicas[i].sync.evidence[cheat.me][0].seq == early.seq
+        round_one = mesh.replicas[i].sync.epoch(1)
+        assert round_one is not None
+        assert round_one.excluded[cheat.me] == early.seq
+    assert len(set(mesh.state_hashes()[:2])) == 1
+    assert len(set(mesh.stable_hashes()[:2])) == 1

@@ -30,4 +30,6 @@ def test_a_lobby_heartbeat_carries_the_lobby_state_hash_of_its_vector() -> None:
     host.tick(mesh.now)
     beats = [decode(d, table=host.sync.table) for _, d in host.outgoing()]
     heartbeat = next(m for m in beats if isinstance(m, Heartbeat))
-    assert heartbeat.state_hash == lobby_state_hash(heartbeat.vector)
+    # The first 8 bytes of the lobby hash, then the expelled digest (nobody expelled).
+    nobody = hashlib.sha256(b"nerts-p2p/expelled\x00").digest()[:8]
+    assert heartbeat.state_hash == lobby_state_hash(heartbeat.vector)[:8] + nobody

@@ -8,6 +8,7 @@ from nerts_p2p.game.rules import Rules
 from nerts_p2p.game.state import GameState
 from nerts_p2p.table.replica import RaceLost, TableReplica
 from tests.replication.table_helpers import ManualTable, face, seed_showing
+from tools.blind import races
 
 
 def _where(state: GameState, seat: int, card_text: str) -> Move:
@@ -126,3 +127,18 @@ def test_the_losers_dependent_move_is_judged_again_and_undone() -> None:
     )
     hashes = {state_hash(p.current_round.state) for p in table.players if p.current_round}
     assert len(hashes) == 1
+
+
+def test_the_blind_benchmark_counts_each_race_once_with_its_winner_and_losers() -> None:
+    # `nerts-p2p bench blind` reads races from the final fold (tools.blind.races): the same
+    # races the players were told about, on every peer alike.
+    table, base = _race_table(3)
+    _play_concurrently(table, 3, base)
+    winner = _owner_of_2h_on(table.players[0], base)
+    found = []
+    for player in table.players:
+        rnd = player.current_round
+        assert rnd is not None
+        found.append(sorted((r.winner, r.loser) for r in races(rnd)))
+    assert found[0] == sorted((winner, s) for s in range(3) if s != winner)
+    assert all(f == found[0] for f in found)

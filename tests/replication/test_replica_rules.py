@@ -20,7 +20,7 @@ from nerts_p2p.game.state import GameState
 from nerts_p2p.table.replica import RaceLost, RoundFinal, RoundStarted, TableReplica
 from protocol.messages import SPECTATOR, Kind, Op
 from protocol.signing import SigningKeyPair
-from protocol.sync import DeparturesChanged, OpRejected, SyncPeer
+from protocol.sync import BROADCAST, DeparturesChanged, OpRejected, SyncPeer
 from tests.replication.table_helpers import ManualTable, face, seed_showing
 from tools.mesh import PeerMesh
 
@@ -73,8 +73,20 @@ def test_a_late_joiner_gets_the_tables_open_from_a_host_that_has_played_on() -> 
         late.receive(answer, 0, table.now)
     assert late.sync.open_op is not None
     assert late.sync.open_op.author == host.me
-    late.join()  # it can ask to be admitted now (PROTOCOL.md 17): it knows the host's key
-    assert late.outgoing(), "the joiner says nothing to the host"
+    # Then it asks to be admitted (PROTOCOL.md 17) and joins once the host's ADMIT is here.
+    assert late.join() is None
+    now = table.now
+    for _ in range(20):
+        now += 0.1
+        host.tick(now)
+        late.tick(now)
+        for _, datagram in late.outgoing():
+            host.receive(datagram, "late", now)
+        for destination, answer in host.outgoing():
+            if destination in ("late", BROADCAST):
+                late.receive(answer, 0, now)
+    assert late.is_member
+    assert isinstance(late.sync.logs[late.me][0], Op)
 
 
 def test_a_host_that_readied_twice_starts_the_round_with_its_latest_deal() -> None:

@@ -4,8 +4,11 @@ its deal seed back from the escrow in its own READY, so the round is still audit
 
 from __future__ import annotations
 
+import pytest
+
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.table.replica import PeerExpelled
+from protocol.errors import DropReason
 from tools.mesh import PeerMesh
 
 
@@ -55,11 +58,43 @@ def test_a_replica_restored_from_its_store_resumes_its_chain_at_once() -> None:
     mesh.run_for(6.0)
     old = mesh.replicas[2]
     held = old.sync.delivered(old.me)
-    restored = mesh.restart(2, stored=True)
-    assert restored.can_author
+    restored = mesh.restart(2, stored=True, held=True)
     assert restored.sync.delivered(restored.me) == held
     assert restored.sync.clock.value >= old.sync.logs[old.me][-1].lamport
     assert restored.current_round is not None
     assert restored.current_round.state == old.current_round.state  # type: ignore[union-attr]
     mesh.run(until=900, rounds=1)
     _assert_round_agreed_and_audited(mesh)
+
+
+def _assert_no_lies_counted(mesh: PeerMesh) -> None:
+    for replica in mesh.replicas:
+        counts = replica.sync.counters
+        assert counts[DropReason.BROKEN_PROMISE] == 0, counts
+        assert counts[DropReason.EQUIVOCATION] == 0, counts
+
+
+@pytest.mark.parametrize(("seed", "peer", "at"), [(21, 1, 3.0), (22, 2, 5.5), (23, 0, 7.25)])
+def test_a_restart_from_its_own_ops_alone_is_expelled_no_more(
+    seed: int, peer: int, at: float
+) -> None:
+    """The node's store keeps only the ops a peer authored (DESIGN.md 4). Restored from
+    them, its ops wait for the table's ops they depend on: it used to heartbeat at once with
+    a vector naming none of its own ops, and every peer expelled it for a broken promise at
+    seq 1. Now it is quiet until caught up, continues its chain and finishes the round."""
+    mesh = PeerMesh(players=3, rules=Rules(seats=3), seed=seed, spectators=1)
+    mesh.run_for(at)
+    old = mesh.replicas[peer]
+    before = [op.hash for op in old.sync.logs[old.me]]
+    restarted = mesh.restart(peer, stored=True)
+    assert not restarted.can_author  # its own ops wait for the table's
+    assert restarted.sync.delivered(restarted.me) < len(before) or peer == 0
+    mesh.run(until=900, rounds=1)
+    assert restarted.can_author
+    after = [op.hash for op in restarted.sync.logs[restarted.me]]
+    assert after[: len(before)] == before  # its old chain, then new ops after it: no seq reused
+    assert len(after) > len(before)
+    for replica in mesh.replicas:
+        assert [op.hash for op in replica.sync.logs[restarted.me]] == after
+    _assert_round_agreed_and_audited(mesh)
+    _assert_no_lies_counted(mesh)

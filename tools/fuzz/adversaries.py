@@ -322,7 +322,9 @@ def _lobby_wedger(config: TableConfig) -> tuple[FuzzTable, Watch]:
         result = list(out)
         for i, op in _own_ops(t, bad.index, out):
             if op is not None and op.kind == Kind.READY:
-                wedge = reauthor(op, bad.key, payload=[op.payload[0], op.payload[1], []])
+                wedge = reauthor(
+                    op, bad.key, payload=[op.payload[0], op.payload[1], [], *op.payload[3:]]
+                )
                 result[i] = (result[i][0], wedge.datagram())
         return result
 

@@ -29,8 +29,9 @@ from typing import Any
 
 from nerts_p2p.game.position import state_hash
 from nerts_p2p.table.replica import RoundFinal, TableReplica
+from protocol.envelope import seal
 from protocol.errors import RemoteProtocolError
-from protocol.messages import SPECTATOR, Heartbeat, Op
+from protocol.messages import SPECTATOR, Heartbeat, Op, evidence_body
 from protocol.signing import SigningKeyPair, verify
 from protocol.sync import SyncPeer
 from tools.fuzz.findings import Finding
@@ -74,11 +75,12 @@ def check(table: FuzzTable) -> None:
             f"{table.now - table.schedule.heal_at:.1f}s after the faults healed, round(s) "
             f"not final: {behind} (peer: rounds)",
         )
-    vectors = {p.index: p.replica.sync.vector() for p in peers}
+    vectors = {p.index: counted_vector(p.replica.sync) for p in peers}
     if len(set(vectors.values())) > 1:
         sizes = {i: sum(n for _, n in v) for i, v in vectors.items()}
         table.problem("disagreement", None, f"peers hold different ops (ops held: {sizes})")
     else:
+        _check_race_winners(table)
         hashes = table.state_hashes()
         if len(set(hashes.values())) > 1:
             table.problem("disagreement", None, f"equal ops, different states: {hashes}")
@@ -88,6 +90,53 @@ def check(table: FuzzTable) -> None:
         table.problem("disagreement", None, "peers announce different round results")
     _check_signatures(table)
     _check_refold(table)
+
+
+def counted_vector(sync: SyncPeer) -> tuple[tuple[bytes, int], ...]:
+    """The version vector without an expelled author's ops from its expulsion on: they count
+    nowhere, and a peer that delivered one before the proof reached it keeps it while the
+    others never take it (PROTOCOL.md 10), so only the rest must be held alike."""
+    out = []
+    for author, seq in sync.vector():
+        cut = sync.expelled.get(author)
+        counted = seq if cut is None else min(seq, cut - 1)
+        if counted:
+            out.append((author, counted))
+    return tuple(out)
+
+
+def race_winners(replica: TableReplica) -> dict[tuple[int, int, int], int]:
+    """(round, foundation, rank) -> the deck whose card holds that place: who won each
+    race, as this peer's fold says. A foundation is named by the card that started it."""
+    out: dict[tuple[int, int, int], int] = {}
+    for number, rnd in replica.rounds.items():
+        for foundation in rnd.state.foundations.values():
+            for rank, card in enumerate(foundation.cards, start=1):
+                out[(number, foundation.base, rank)] = card >> 6
+    return out
+
+
+def _check_race_winners(table: FuzzTable) -> None:
+    """Peers that hold the same ops must agree on who won every foundation race (a peer
+    that folds in arrival order gives a race to whichever racer's op reached it first)."""
+    peers = [p for p in table.honest_live() if p.role != SPECTATOR]
+    if len(peers) < 2:
+        return
+    first, *others = peers
+    ours = race_winners(first.replica)
+    for peer in others:
+        theirs = race_winners(peer.replica)
+        differ = sorted(k for k in ours.keys() | theirs.keys() if ours.get(k) != theirs.get(k))
+        if differ:
+            number, base, rank = differ[0]
+            table.problem(
+                "race_winners",
+                peer.index,
+                f"peers {first.index} and {peer.index} hold the same ops but disagree on "
+                f"{len(differ)} foundation place(s); first: round {number}, the foundation "
+                f"started by card {base}, rank {rank}: deck {ours.get(differ[0])} against "
+                f"deck {theirs.get(differ[0])}",
+            )
 
 
 def _split_by_invalid_twin(table: FuzzTable) -> bool:
@@ -182,6 +231,12 @@ def _check_refold(table: FuzzTable) -> None:
     for first, second in source.replica.sync.evidence.values():
         fresh.receive(first.datagram(), "ref", table.now)
         fresh.receive(second.datagram(), "ref", table.now)
+    # A broken promise is proof too: the promise (relayed as EVIDENCE) and the op.
+    relay = SigningKeyPair(b"\x02" * 32)
+    for promise, broken in source.replica.sync.lies.values():
+        fresh.receive(broken.datagram(), "ref", table.now)
+        proof = seal(relay, evidence_body(table.table_id, relay.key_id, [promise]))
+        fresh.receive(proof, "ref", table.now)
     # Heartbeats give the horizons that make the rounds final (they are signed promises).
     for datagram in table.last_heartbeat.values():
         fresh.receive(datagram, "ref", table.now)

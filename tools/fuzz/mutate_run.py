@@ -5,10 +5,10 @@ under attack is judged against theirs). Mutated datagrams arrive from a few made
 addresses, so the per-source rate limit lets most of them through to the deeper gates; the
 puppet (the fuzzer's own member) also authors validly signed ops in the wrong order.
 
-Watched: an exception out of the peer (crash), a single datagram that takes longer than
-`HANG_SECONDS` (hang), queues past the bounds PROTOCOL.md gives (growth), more datagrams
-sent in answer to one than `MAX_AMPLIFICATION` (a reflector), and everything the link
-checker checks (liveness, agreement, signatures, the fault-free refold).
+Watched: an exception out of the peer (crash), a single datagram that takes more than
+`HANG_SECONDS` of CPU time (hang), queues past the bounds PROTOCOL.md gives (growth), more
+datagrams sent in answer to one than `MAX_AMPLIFICATION` (a reflector), and everything the
+link checker checks (liveness, agreement, signatures, the fault-free refold).
 """
 
 from __future__ import annotations
@@ -135,7 +135,7 @@ def run_mutate(case: MutateCase) -> MutateRun:
         _verify_new_ops(table, index, keys, verified)
         run.max_amplification = max(run.max_amplification, sent)
         if took > HANG_SECONDS:
-            table.problem("hang", index, f"one datagram took {took:.2f}s to handle")
+            table.problem("hang", index, f"one datagram took {took:.2f} CPU seconds to handle")
         if sent > MAX_AMPLIFICATION:
             table.problem("amplification", index, f"one datagram made the peer send {sent}")
         sync = table.peers[index].replica.sync

@@ -92,7 +92,6 @@ class Peer:
     store: Store = field(default_factory=Store)
     authored: dict[int, bytes] = field(default_factory=dict)  # seq -> body it signed
     checked: list[GameState] = field(default_factory=list)
-    last_totals: dict[int, int] = field(default_factory=dict)
     finals: dict[int, RoundFinal] = field(default_factory=dict)
     events: list[GameEvent] = field(default_factory=list)
     #: Outgoing datagrams pass through here (hostile scripts rewrite what a peer sends).
@@ -123,15 +122,13 @@ def default_factory(
     if restarted:
         peer = table.peers[index]
         store = peer.store
-        # The ops it held when it went down come back with its own (as main's restarts do,
-        # `tools/mesh.py`): from its own ops alone, `restore` heartbeats before they are
-        # delivered (they wait for their deps), and that heartbeat's vector names none of
-        # them, so the table expels the peer for a broken promise (reported to main).
-        held = [op.datagram() for log in peer.replica.sync.logs.values() for op in log]
+        # Its own ops alone, as the node's store keeps them (DESIGN.md 4): they wait for
+        # the table's ops they depend on, and `restore` keeps the peer quiet until it has
+        # caught up (PROTOCOL.md 14).
         return TableReplica.restore(
             key,
             table.table_id,
-            [*store.ops, *held] if store.ops else [],
+            store.ops,
             name=f"p{index}",
             role=role,
             randomness=seeded_bytes(label),

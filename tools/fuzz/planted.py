@@ -7,10 +7,17 @@ replays.
 
 - `bad-signature`: accepts ops and messages whatever their signature says;
 - `arrival-order`: folds a round's ops in the order they arrive, not in the agreed total
-  order (re-folds too); since version 2 the reorderings `delay` makes commute in every
-  schedule tried, so no check sees it yet (its test is a strict xfail);
-- `seq-reuse`: on restart it has forgotten its store, so it signs new ops with seqs it
-  already used (only shows under a `restart` fault);
+  order (re-folds too). Ops of different authors commute unless they race for one
+  foundation place, and `delay` (a few hundred ms, random per datagram) almost never made
+  two bots race: 10 seeds of 4 expert players showed no race at all. A `lag` fault (one
+  peer's link to some others slow by 0.2-1.2 s, in order) makes the lagging peer's moves
+  reach those peers late, so it races them, and peers see the racers in different orders:
+  the checker's per-race winners (and the state hashes) then differ;
+- `seq-reuse`: on restart it has forgotten its store (it still knows the table: the
+  others' ops and its own JOIN) and signs at once, before the table has shown it its own
+  chain, so its next op reuses a seq (only shows under a `restart` fault). Since private
+  tables (issue 6) a restarted peer that knows nothing must be admitted again, which
+  quietly stopped the old planted peer (one that forgot the table too) from signing at all;
 - `never-departs`: every peer ignores silence and departures (no DEPART vote, kind 9, and
   no applying one), so a round whose player vanished never ends; a `kill` fault shows it
   as a liveness finding (main ends such a round by departure: an honest `kill` is clean).
@@ -22,8 +29,10 @@ from collections.abc import Hashable
 from typing import TYPE_CHECKING, Final
 
 import protocol.sync as sync_module
+from nerts_p2p.game.errors import NertsError
 from nerts_p2p.table.replica import ReplicatedRound, TableReplica
 from protocol import signing
+from protocol.errors import LocalProtocolError
 from protocol.messages import Kind, Op
 from protocol.signing import SigningKeyPair
 from protocol.sync import DeparturesChanged, OpDelivered, SyncPeer
@@ -117,7 +126,11 @@ def planted_factory(config: TableConfig) -> ReplicaFactory | None:
             # Every peer: one honest peer's vote would end the round without the vanished.
             replica.__class__ = NeverDeparts
             return replica
-        if index != config.planted_peer or config.planted == "seq-reuse":
+        if config.planted == "seq-reuse":
+            if restarted and index == config.planted_peer:
+                return _forgetful_restore(table, index, key, role)
+            return replica
+        if index != config.planted_peer:
             return replica
         if config.planted == "arrival-order":
             replica.__class__ = FoldsInArrivalOrder
@@ -126,6 +139,46 @@ def planted_factory(config: TableConfig) -> ReplicaFactory | None:
         return replica
 
     return factory
+
+
+def _forgetful_restore(
+    table: FuzzTable, index: int, key: SigningKeyPair, role: int
+) -> TableReplica:
+    """The seq-reuse peer back from a crash: its own ops are gone but for its JOIN, and it
+    signs an op at once (a DEPART vote, or READY in the lobby) with the seq after its
+    JOIN, which it had used."""
+    from tools.mesh import seeded_bytes
+
+    peer = table.peers[index]
+    known = [
+        op.datagram()
+        for log in peer.replica.sync.logs.values()
+        for op in log
+        if op.author != key.key_id or op.seq == 1
+    ]
+    replica = TableReplica.restore(
+        key,
+        table.table_id,
+        known,
+        name=f"p{index}",
+        role=role,
+        randomness=seeded_bytes(f"forgetful/{index}/{peer.restarts}"),
+        heartbeat_interval=table.config.heartbeat,
+    )
+    # It forgot that it ever sat here, so it does not wait to catch up on its own chain
+    # (PROTOCOL.md 14's quiet restart): it authors at once.
+    replica.sync.resuming = None
+    rnd = replica.current_round
+    try:
+        if rnd is not None and replica.me in rnd.log.index:
+            # A vote against another participant: an op that changes nothing by itself.
+            other = next(p for p in rnd.log.participants if p != replica.me)
+            replica.sync.author(Kind.DEPART, rnd.number, [other, replica.sync.delivered(other)])
+        elif replica.is_member:
+            replica.ready()
+    except (LocalProtocolError, NertsError):
+        pass  # nothing it could sign: no reuse this time
+    return replica
 
 
 def forgets_store(config: TableConfig, index: int) -> bool:

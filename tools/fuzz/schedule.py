@@ -13,16 +13,15 @@ Fault kinds (`peers` and `value` mean what the kind says):
 - `corrupt`: with probability `value`, 1-4 bytes of a datagram are overwritten;
 - `partition`: the peers in `peers` and the others cannot reach each other;
 - `oneway`: datagrams from `peers[0]` to `peers[1]` are lost (the other way works);
+- `lag`: datagrams from `peers[0]` to each of `peers[1:]` take `value` seconds more (a slow
+  link one way, in order): the lagging peer's moves reach some peers late, so it races the
+  others for foundations, and peers see the racers' ops in different orders;
 - `pause`: `peers[0]` stops (a laptop lid, a long GC): it neither ticks nor plays, and what
   arrives waits in a bounded socket buffer until `end`;
 - `skew`: `peers[0]`'s clock reads `value` seconds off;
 - `kill`: `peers[0]` stops for good at `start` and never comes back (`end` is ignored);
 - `restart`: `peers[0]` crashes at `start` and restarts at `end` from its own store (the
   ops it authored, its keys and deal seeds, its Lamport time).
-
-`kill` and `restart` are not drawn by `generate` unless asked for: on this branch a vanished
-player holds its round back for good (no departure by agreement yet), and the restart path of
-the protocol (quarantine until the table shows a peer its chain, seed escrow) is not on main.
 """
 
 from __future__ import annotations
@@ -33,7 +32,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Final
 
-LINK_KINDS: Final = ("drop", "duplicate", "delay", "corrupt", "partition", "oneway")
+LINK_KINDS: Final = ("drop", "duplicate", "delay", "corrupt", "partition", "oneway", "lag")
 PEER_KINDS: Final = ("pause", "skew")
 LIFE_KINDS: Final = ("kill", "restart")
 ALL_KINDS: Final = LINK_KINDS + PEER_KINDS + LIFE_KINDS
@@ -122,6 +121,7 @@ def generate(seed: int, shape: ScheduleShape) -> Schedule:
     """A seeded random schedule: the same seed and shape give the same schedule."""
     rng = random.Random(f"schedule/{seed}")
     faults: list[Fault] = []
+    killed: set[int] = set()
     for _ in range(shape.count):
         kind = rng.choice(list(shape.kinds))
         start = round(rng.uniform(*shape.window), 3)
@@ -142,6 +142,10 @@ def generate(seed: int, shape: ScheduleShape) -> Schedule:
         elif kind == "oneway":
             other = rng.choice([p for p in range(shape.peers) if p != peer] or [peer])
             faults.append(Fault(kind, start, end, (peer, other)))
+        elif kind == "lag":
+            others = [p for p in range(shape.peers) if p != peer]
+            slowed = tuple(sorted(rng.sample(others, rng.randrange(1, len(others) + 1))))
+            faults.append(Fault(kind, start, end, (peer, *slowed), round(rng.uniform(0.2, 1.2), 3)))
         elif kind == "pause":
             faults.append(Fault(kind, start, end, (peer,)))
         elif kind == "skew":
@@ -150,6 +154,11 @@ def generate(seed: int, shape: ScheduleShape) -> Schedule:
             # The host opens the table and starts rounds: killing it is a different story
             # (a vanished host needs a successor), so a kill takes a non-host player.
             victim = rng.randrange(1, shape.peers) if shape.peers > 1 else 0
+            # A departure needs a quorum of the round's participants (PROTOCOL.md 13): kill
+            # a minority, or the survivors rightly wait for the others for good.
+            if victim in killed or len(killed) + 1 > (shape.peers - 1) // 2:
+                continue
+            killed.add(victim)
             faults.append(Fault(kind, start, start, (victim,)))
         elif kind == "restart":
             faults.append(Fault(kind, start, end, (peer,)))

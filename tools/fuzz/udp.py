@@ -13,6 +13,10 @@ Watching a target we do not run in-process:
   hang. This needs the target's table id (`--table`; `local` targets say theirs). For a local
   target the process itself is watched too (it exiting is a crash).
 - **drop counters by reason**: a local target prints them when it is told to stop.
+- **growth** (local targets): the target process looks at itself once a second and reports
+  its resident memory when the campaign began and at most, and the target peer's queues at
+  most. Queues past the bounds PROTOCOL.md gives, or memory that grew by more than
+  `MEMORY_GROWTH_MB` during the campaign, are a finding.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from typing import Any
 from protocol.envelope import seal
 from protocol.messages import heartbeat_body
 from protocol.signing import SigningKeyPair
+from protocol.sync import MAX_AWAITING, MAX_PENDING, MAX_REQUESTED
 from tools.fuzz.campaign import CampaignOptions
 from tools.fuzz.findings import Finding
 from tools.fuzz.mutate import Mutator
@@ -41,6 +46,31 @@ from tools.fuzz.table import FuzzTable, Problem
 
 PROBE_INTERVAL = 0.25
 HANG_AFTER = 3.0
+#: The campaign's own corpus and history, and the peer's bounded queues full, take a few
+#: MB; the table plays on for the whole run. More than this is memory that grows unbounded.
+MEMORY_GROWTH_MB = 64.0
+#: The target peer's queue bounds (protocol/sync.py, PROTOCOL.md), by the name udp_peer uses.
+QUEUE_BOUNDS = {
+    "pending": MAX_PENDING,
+    "awaiting_key": MAX_AWAITING,
+    "requests_in_flight": MAX_REQUESTED,
+    "rate_limit_sources": 256,
+}
+
+
+def growth_problems(watch: dict[str, Any], at: float) -> list[Problem]:
+    """What a local target reported of its memory and queues, judged against the bounds."""
+    problems = []
+    grew = float(watch.get("rss_max_mb", 0.0)) - float(watch.get("rss_start_mb", 0.0))
+    if grew > MEMORY_GROWTH_MB:
+        problems.append(Problem("growth", None, at, f"the target's memory grew by {grew:.0f} MB"))
+    for name, size in dict(watch.get("queues_max", {})).items():
+        bound = QUEUE_BOUNDS.get(name)
+        if bound is not None and int(size) > bound:
+            problems.append(
+                Problem("growth", None, at, f"the target's {name} queue reached {size} > {bound}")
+            )
+    return problems
 
 
 def parse_target(text: str, *, allow_remote: bool) -> tuple[str, int]:
@@ -191,6 +221,8 @@ def run_udp_campaign(args: argparse.Namespace, options: CampaignOptions) -> int:
     drops = local.stop() if local is not None else {}
     sock.close()
     latency: dict[str, Any] = {}
+    watch: dict[str, Any] = drops.pop("watch", {})
+    problems.extend(growth_problems(watch, wall))
     if local is not None:
         latency["move_latency_p99"] = drops.pop("move_latency_p99", None)
         if options.baseline:
@@ -204,6 +236,7 @@ def run_udp_campaign(args: argparse.Namespace, options: CampaignOptions) -> int:
         "datagrams_per_second": round(sent / wall, 1) if wall else 0.0,
         "watchdog": "heartbeat probes" if table_id is not None else "none (give --table)",
         "target_drops": drops,
+        "watch": watch,
         **latency,
         "problems": [p.to_json() for p in problems],
     }
@@ -227,6 +260,12 @@ def run_udp_campaign(args: argparse.Namespace, options: CampaignOptions) -> int:
             print(
                 f"  honest p99 move latency {latency.get('move_latency_p99')}s "
                 f"(without the campaign {latency.get('move_latency_p99_without')}s)"
+            )
+        if watch:
+            queues = ", ".join(f"{k} {v}" for k, v in watch.get("queues_max", {}).items())
+            print(
+                f"  target's memory {watch.get('rss_start_mb')} MB at the start, "
+                f"{watch.get('rss_max_mb')} MB at most; queues at most: {queues}"
             )
         if drops:
             print(

@@ -62,6 +62,10 @@ def persist(table: FuzzTable, peer: Peer, out: list[tuple[Hashable, bytes]]) -> 
 def on_event(table: FuzzTable, peer: Peer, event: GameEvent) -> None:
     peer.events.append(event)
     if isinstance(event, RoundFinal):
+        # The totals before this round: the previous round's, as this peer announced them (a
+        # restarted peer announces its rounds again from its store).
+        previous = peer.finals.get(event.round - 1)
+        before = dict(enumerate(previous.totals)) if previous is not None else {}
         peer.finals[event.round] = event
         table.record(
             "round_final",
@@ -71,9 +75,8 @@ def on_event(table: FuzzTable, peer: Peer, event: GameEvent) -> None:
             cheaters=sorted(event.cheaters),
         )
         rnd = peer.replica.rounds[event.round]
-        for text in score_problems(event, rnd.states[-1], peer.last_totals):
+        for text in score_problems(event, rnd.states[-1], before):
             table.problem("score", peer.index, text)
-        peer.last_totals = {s: event.totals[s] for s in range(len(event.totals))}
         honest_seats = {s for s, author in rnd.dealer.items() if table.is_honest_author(author)}
         if event.cheaters & honest_seats:
             table.problem(

@@ -1,0 +1,127 @@
+"""Issue 9's core findings at the table: "one op at the Lamport ceiling crashes the next move"
+(a replica never authors an op it cannot send, and nothing about Lamport time raises out of
+play() or tick()), and the ops of an expelled author that count nowhere."""
+
+from __future__ import annotations
+
+from nerts_p2p.game.errors import Rejection
+from nerts_p2p.game.legal import legal_moves
+from nerts_p2p.game.position import state_hash
+from nerts_p2p.game.rules import Rules
+from nerts_p2p.table.replica import TableReplica
+from protocol.clocks import LamportClock
+from protocol.envelope import seal
+from protocol.messages import (
+    MAX_LAMPORT,
+    Batch,
+    Kind,
+    Op,
+    Request,
+    decode,
+    heartbeat_body,
+    op_body,
+)
+from protocol.sync import MAX_LAMPORT_STEP
+from tests.replication.table_helpers import ManualTable, seed_showing
+
+
+def _table() -> ManualTable:
+    rules = Rules(seats=2)
+    table = ManualTable(rules, [seed_showing(rules, [], label=f"ceiling{i}") for i in range(2)])
+    table.start_round()
+    table.settle(0.5)
+    return table
+
+
+def _a_move(player: TableReplica) -> object:
+    rnd = player.current_round
+    assert rnd is not None
+    assert player.seat is not None
+    return player.play(legal_moves(rnd.state, player.seat)[0])
+
+
+def test_one_op_at_the_lamport_ceiling_does_not_crash_the_next_move() -> None:
+    """A clock at the ceiling (it heard an op stamped far ahead that its move does not name)
+    still stamps the move within a step of what it names: sent, and delivered everywhere."""
+    table = _table()
+    player, other = table.players
+    latest = max(op.lamport for log in player.sync.logs.values() for op in log)
+    player.sync.clock = LamportClock(MAX_LAMPORT)
+    op = _a_move(player)
+    assert isinstance(op, Op)
+    assert latest < op.lamport <= latest + MAX_LAMPORT_STEP
+    table.collect()
+    table.deliver_all()
+    assert other.sync.vector() == player.sync.vector()
+    player.tick(table.now + 1.0)  # raises nothing either
+
+
+def test_a_spent_lamport_time_refuses_the_move_and_raises_nothing() -> None:
+    """Our own heartbeat stamped at the ceiling comes back (a promise we made): nothing can
+    be stamped after it. play() says so, tick() sends no heartbeat, neither raises."""
+    table = _table()
+    player = table.players[1]
+    sync = player.sync
+    vector = sync.vector()
+    spent = seal(sync.key, heartbeat_body(sync.table, sync.me, MAX_LAMPORT, vector, b""))
+    player.receive(spent, "relay", table.now)
+    held = sync.delivered(sync.me)
+    result = _a_move(player)
+    assert isinstance(result, Rejection)
+    assert "Lamport time" in result.message
+    assert sync.delivered(sync.me) == held
+    player.outgoing()
+    player.tick(table.now + 1.0)
+    assert player.outgoing() == []
+
+
+def _signed_move(player: TableReplica, seq_offset: int, prev: bytes, lamport: int) -> bytes:
+    sync = player.sync
+    rnd = player.current_round
+    assert rnd is not None
+    deps = sync.deps_for(Kind.MOVE, rnd.number, "turn")
+    me = sync.logs[sync.me]
+    deps[rnd.log.index[sync.me]] = len(me) + seq_offset
+    body = op_body(
+        Kind.MOVE, sync.table, sync.me, len(me) + 1 + seq_offset, prev, lamport, rnd.number,
+        deps, "turn",
+    )  # fmt: skip
+    return seal(sync.key, body)
+
+
+def test_an_expelled_authors_ops_past_the_proof_are_not_pushed_at_peers_forever() -> None:
+    """Issue 9 (`fuzz mutate` with order attacks): peer 0 delivered the cheat's op n and
+    n+1 before the proof that it equivocated at n; peer 1 had the proof first and never takes
+    n+1. Neither pushes nor asks for what counts nowhere, and their folds agree."""
+    rules = Rules(seats=3)
+    table = ManualTable(rules, [seed_showing(rules, [], label=f"expel{i}") for i in range(3)])
+    table.start_round()
+    table.settle(0.5)
+    holder, prover, cheat = table.players
+    base = cheat.sync.clock.value + 1
+    last = cheat.sync.logs[cheat.sync.me][-1].hash
+    first = _signed_move(cheat, 0, last, base)
+    other = _signed_move(cheat, 0, last, base + 7)
+    first_hash = decode(first, table=cheat.sync.table).hash  # type: ignore[union-attr]
+    after = _signed_move(cheat, 1, first_hash, base + 9)
+    for datagram in (first, after):
+        holder.receive(datagram, "cheat", table.now)
+    for datagram in (other, first):
+        prover.receive(datagram, "cheat", table.now)
+    holder.receive(other, "prover", table.now)
+    assert cheat.me in holder.sync.expelled
+    assert cheat.me in prover.sync.expelled
+    assert holder.sync.delivered(cheat.me) == prover.sync.delivered(cheat.me) + 1
+    holder.outgoing()
+    prover.outgoing()
+    for now in (table.now + 1.0, table.now + 2.0):
+        for sender, receiver in ((prover, holder), (holder, prover)):
+            sender.sync._next_heartbeat = 0.0
+            sender.tick(now)
+            for _, datagram in sender.outgoing():
+                receiver.receive(datagram, "net", now)
+            for _, datagram in receiver.outgoing():
+                message = decode(datagram, table=cheat.sync.table)
+                assert not isinstance(message, Batch | Request), message
+    assert holder.sync.delivered(cheat.me) == prover.sync.delivered(cheat.me) + 1
+    assert state_hash(holder.current_round.state) == state_hash(prover.current_round.state)  # type: ignore[union-attr]

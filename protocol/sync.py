@@ -474,9 +474,13 @@ class SyncPeer:
     def _on_batch(self, message: Batch, source: Hashable, now: float) -> None:
         """Ops relayed by anyone: each is checked on its own."""
         # A batch from a stranger is fine: every op in it is checked on its own.
-        genuine = 0  # ops we hold or that passed the gate: what counts as an answer
+        # What counts toward an answer: ops we now hold (delivered or parked), new or not. An op
+        # dropped here (junk, or an expelled author's) does not: asking again at once for
+        # what we will never hold would only loop.
+        genuine = 0
         for body, signature in message.ops:
-            if op_hash(body) in self._held_hashes:
+            held = op_hash(body)
+            if held in self._held_hashes:
                 # Catching up, the same op comes from every peer that pushes it:
                 # known by its hash, it costs no decoding.
                 self.duplicates += 1
@@ -485,9 +489,9 @@ class SyncPeer:
                 continue
             try:
                 self._receive_op(decode_op(body, signature, table=self.table), source, now)
-                genuine += 1
             except RemoteProtocolError as exc:
                 self.counters.count_error(exc)
+            genuine += held in self._held_hashes
         if source in self._asking:
             self._answer_arrived(source, genuine, now)
 

@@ -7,7 +7,6 @@ green.)"""
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Hashable
 
 from nerts_p2p.game.moves import Move
@@ -17,8 +16,6 @@ from protocol.codec import pack
 from protocol.envelope import PROTOCOL_VERSION, seal
 from protocol.errors import DropReason
 from protocol.messages import (
-    NO_PREV,
-    PLAYER,
     Batch,
     Evidence,
     Heartbeat,
@@ -32,7 +29,7 @@ from protocol.messages import (
     request_body,
 )
 from protocol.signing import SigningKeyPair
-from protocol.sync import BROADCAST, SyncPeer
+from protocol.sync import BROADCAST
 from tests.protocol.test_hostile import IDS, next_op, observer, op_of
 from tests.replication.table_helpers import ManualTable, seed_showing
 from tools.gen_vectors import KEYS, TABLE
@@ -196,60 +193,41 @@ def test_a_heartbeat_that_arrives_before_the_ops_it_counts_raises_the_horizon_on
     assert rnd.log.stable_count() == len(rnd.log.ops)
 
 
-def _admit(peer: SyncPeer, key: SigningKeyPair, lamport: int) -> Op:
-    """The host's next op: an ADMIT of `key` (a newcomer needs one to JOIN, PROTOCOL.md 17)."""
-    host = IDS["host"]
-    last = peer.logs[host][-1]
-    body = op_body(Kind.ADMIT, TABLE, host, last.seq + 1, last.hash, lamport, 0,
-                   [[host, last.seq]], [key.public_key, PLAYER])  # fmt: skip
-    return op_of(seal(KEYS["host"], body))
-
-
-def _chain(
-    key: SigningKeyPair, host: bytes, first_lamport: int, count: int, admitted: int = 1
-) -> list[bytes]:
-    """A newcomer's JOIN (covering the host's op `admitted`, its ADMIT) and then `count - 1`
-    LEAVE ops, chained, each stamped later."""
+def _leaves(member: TableReplica, host: bytes, count: int) -> list[bytes]:
+    """`count` LEAVE ops of `member` after its JOIN, chained; the first is stamped at its
+    JOIN's Lamport time (backdated: rejected for good), the others later."""
+    join = member.sync.logs[member.me][-1]
     datagrams: list[bytes] = []
-    prev = NO_PREV
-    for seq in range(1, count + 1):
-        deps: list[object] = [[host, admitted]]
-        if seq > 1:
-            deps.append([key.key_id, seq - 1])
-        kind, payload = (
-            (Kind.JOIN, [key.public_key, f"n{seq}", PLAYER]) if seq == 1 else (Kind.LEAVE, None)
-        )
-        body = op_body(kind, TABLE, key.key_id, seq, prev, first_lamport + seq, 0, deps, payload)
-        datagrams.append(seal(key, body))
-        prev = op_of(datagrams[-1]).hash
+    prev = join.hash
+    for offset in range(count):
+        seq = join.seq + 1 + offset
+        deps = [[host, 1], [member.me, seq - 1]]
+        lamport = join.lamport + offset
+        body = op_body(Kind.LEAVE, member.sync.table, member.me, seq, prev, lamport, 0, deps, None)
+        datagrams.append(seal(member.sync.key, body))
+        prev = op_of(datagrams[-1], member.sync.table).hash
     return datagrams
 
 
 def test_a_rejected_authors_waiting_ops_leave_room_for_other_authors() -> None:
-    peer = observer()
-    host = IDS["host"]
+    rules = Rules(seats=2)
+    seeds = [seed_showing(rules, [], label=f"room/{i}") for i in range(2)]
+    table = ManualTable(rules, seeds, spectators=8)
+    peer = table.players[0]  # the host
     sources = iter(range(10**6))
-    lamport = max(op.lamport for log in peer.logs.values() for op in log) + 10
-    # Nine authors each park 511 ops (seqs 3..513, waiting for seq 2: one short of the 512
-    # one author may park), then send a seq 2 that breaks the protocol (stamped at their
+    # Nine members each park 511 ops (waiting for the op before them: one short of the 512
+    # one author may park), then send that op, which breaks the protocol (stamped at their
     # JOIN's time): rejected, and their parked ops can never be delivered. They must not
     # keep their room: together they would fill the 4096 places of all authors, and the
     # last ones' ops would find none.
-    for n in range(9):
-        key = SigningKeyPair(hashlib.sha256(f"parker {n}".encode()).digest())
-        admit = _admit(peer, key, lamport - 9 + n)
-        peer.receive(admit.datagram(), next(sources), 1.0)
-        ops = _chain(key, host, lamport, 513, admitted=admit.seq)
-        peer.receive(ops[0], next(sources), 1.0)
-        for datagram in ops[2:]:
+    for member in table.players[1:]:
+        ops = _leaves(member, peer.me, 512)
+        for datagram in ops[1:]:
             peer.receive(datagram, next(sources), 1.0)
-        bad = op_of(ops[1])
-        backdated = op_body(Kind.LEAVE, TABLE, key.key_id, 2, bad.prev, lamport, 0,
-                            [[host, admit.seq], [key.key_id, 1]], None)  # fmt: skip
-        peer.receive(seal(key, backdated), next(sources), 1.0)
-        assert peer.delivered(key.key_id) == 1
-    assert peer.counters[DropReason.BACKDATED] == 9
-    assert peer.counters[DropReason.RATE_LIMITED] == 0
+        peer.receive(ops[0], next(sources), 1.0)
+        assert peer.sync.delivered(member.me) == 1
+    assert peer.sync.counters[DropReason.BACKDATED] == 9
+    assert peer.sync.counters[DropReason.RATE_LIMITED] == 0
 
 
 def test_an_answer_to_ranges_of_unequal_length_sends_every_op_of_each() -> None:

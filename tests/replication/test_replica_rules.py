@@ -1,6 +1,8 @@
-"""Rules of `TableReplica` that no other test pinned (found by `tools.mutate`): what a
-round's stable state is, a late joiner's request for the table, the deal a host that
-readied twice starts with, and a round's departures whatever order its ops arrive in."""
+"""Rules of `TableReplica` (and the sync layer under it) that no other test pinned, found by
+`tools.mutate`: what a round's stable state is, a late joiner's request for the table, the
+deal a host that readied twice starts with, departures whatever order a round's ops arrive
+in, a successor's START that arrives before the host's departure, cheaters named by the
+audit and by an early REVEAL, members' names, and who won a lost race."""
 
 from __future__ import annotations
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import time
 
 import pytest
 import trio
@@ -33,11 +34,14 @@ def test_a_standard_mdns_client_sees_the_table_ptr_srv_and_txt() -> None:
     host = nerts(["host", "--name", name, "--seats", "3", "--headless", "--port", "0", *LO])
     try:
         instance = ""
-        for _ in range(30):
+        # Bounded by time, not by tries: until the host has started (slow on a loaded
+        # machine) nothing listens on 5353 and dig is refused at once.
+        deadline = time.monotonic() + 60
+        while not instance and time.monotonic() < deadline and host.poll() is None:
             ptrs = _dig(SERVICE_TYPE.rstrip("."), "PTR").split()
             instance = next((p for p in ptrs if p.startswith(name)), "")
-            if instance:
-                break
+            if not instance:
+                time.sleep(0.25)
         assert instance, "the table never answered a PTR query"
         srv = _dig(instance, "SRV").split()
         assert len(srv) == 4  # priority weight port target

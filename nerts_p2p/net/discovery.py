@@ -241,12 +241,20 @@ class TableBrowser:
             changed, self._listener.changed = self._listener.changed, set()
         for gone in set(self.tables) - names:
             del self.tables[gone]
+        unresolved: set[str] = set()
         for name in changed & names:
             ad = await trio.to_thread.run_sync(_resolve, zc, name)
-            if ad is not None:
+            if isinstance(ad, _Unanswered):
+                # No answer in time (a host busy playing, a lost datagram): look again next
+                # poll, else a table missed once stays unseen until its announcement changes.
+                unresolved.add(name)
+            elif ad is not None:
                 self.tables[name] = ad
             else:
-                self.tables.pop(name, None)
+                self.tables.pop(name, None)  # a record we cannot read: not one of ours
+        if unresolved:
+            with self._listener.lock:
+                self._listener.changed |= unresolved & self._listener.names
         return dict(self.tables)
 
     async def wait_for(self, name: str, timeout: float) -> TableAd | None:
@@ -260,9 +268,18 @@ class TableBrowser:
         return None
 
 
-def _resolve(zc: Zeroconf, name: str) -> TableAd | None:
+class _Unanswered:
+    """`_resolve`'s answer when the instance's records did not come in time."""
+
+
+UNANSWERED: Final = _Unanswered()
+
+
+def _resolve(zc: Zeroconf, name: str) -> TableAd | _Unanswered | None:
     info = zc.get_service_info(SERVICE_TYPE, name, timeout=1000)
-    if info is None or info.port is None:
+    if info is None:
+        return UNANSWERED
+    if info.port is None:
         return None
     addresses = info.parsed_addresses()
     if not addresses:

@@ -9,6 +9,7 @@ import time
 import pytest
 import trio
 
+from nerts_p2p.net import discovery
 from nerts_p2p.net.discovery import SERVICE_TYPE, TableAd, TableBrowser, ad_from_txt
 from protocol.envelope import PROTOCOL_VERSION
 
@@ -95,3 +96,32 @@ def test_a_txt_record_missing_a_key_or_malformed_is_not_a_table() -> None:
         assert ad_from_txt({k: v for k, v in txt.items() if k != key}, ("127.0.0.1", 5)) is None
     for key, bad in ((b"seats", b"3"), (b"table", b"zz"), (b"phase", b"over"), (b"proto", b"x")):
         assert ad_from_txt({**txt, key: bad}, ("127.0.0.1", 5)) is None
+
+
+async def test_a_table_whose_records_came_late_is_looked_up_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A host busy playing may not answer a resolve within its timeout: the browser must
+    try again on its next poll, not forget the table until its announcement changes."""
+    ad = TableAd(
+        name="late",
+        address=("127.0.0.1", 4000),
+        protocol_version=PROTOCOL_VERSION,
+        table_id=b"t" * 8,
+        host_fingerprint=b"h" * 8,
+        seats_taken=2,
+        seats_max=4,
+        phase="playing",
+        passphrase=False,
+        spectators=True,
+    )
+    answers: list[object] = [discovery.UNANSWERED, discovery.UNANSWERED, ad]
+    monkeypatch.setattr(discovery, "_resolve", lambda zc, name: answers.pop(0))
+    browser = TableBrowser("127.0.0.1")
+    browser._zc = object()  # type: ignore[assignment]  # _resolve is replaced: never used
+    browser._listener.add_service(None, SERVICE_TYPE, "late._nerts._udp.local.")  # type: ignore[arg-type]
+    assert await browser.poll() == {}
+    assert await browser.poll() == {}
+    assert await browser.poll() == {"late._nerts._udp.local.": ad}
+    assert answers == []
+    assert await browser.poll() == {"late._nerts._udp.local.": ad}  # resolved: not asked again

@@ -11,7 +11,7 @@ from nerts_p2p.game.rules import Rules
 
 from .netsession import NetworkTable, host_table
 from .screen import App
-from .widgets import Button, TextField, button_at, column, text_lines
+from .widgets import Button, TextField, button_at, menu_column, screen_title, text_lines
 
 #: How a match ends: (label, target points, rounds; 0 = no round limit).
 MATCH_ENDS: tuple[tuple[str, int, int], ...] = (
@@ -71,11 +71,9 @@ class HostScreen:
             ("open", "Opening..." if self.opening else "Open the table  (Enter)"),
             ("back", "Back  (Esc)"),
         ]
-        per = height * 0.7 / len(items)
-        k = self.app.scale
-        bh = int(max(28 * k, min(50 * k, per * 0.8)))
-        gap = int(max(4, per - bh))
-        return column(items, width // 2, int(height * 0.14), int(min(600 * k, width - 40)), bh, gap)
+        return menu_column(
+            items, (width, height), self.app.scale, top=0.14, max_width=600, max_height=50
+        )
 
     # --- input -----------------------------------------------------------------------------
 
@@ -173,8 +171,7 @@ class HostScreen:
         theme, fonts = app.theme, app.fonts
         width, height = app.size
         surface.fill(theme.felt)
-        title = fonts.text("Host a table", height * 0.06, theme.text, True)
-        surface.blit(title, title.get_rect(midtop=(width / 2, height * 0.03)))
+        screen_title(surface, fonts, theme, "Host a table", height * 0.06, height * 0.03)
         editing = {
             "name": self.table_name.editing,
             "port": self.port.editing,

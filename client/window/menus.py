@@ -20,7 +20,7 @@ from .settings import (
     Settings,
     replays_dir,
 )
-from .widgets import Button, button_at, column, text_lines
+from .widgets import Button, button_at, column, menu_column, screen_title, text_lines
 
 LEVEL_ORDER = list(LEVELS)
 
@@ -47,11 +47,9 @@ class StartScreen:
             ("settings", "Settings  (S)"),
             ("quit", "Quit  (Esc)"),
         ]
-        per = height * 0.7 / len(items)
-        k = self.app.scale
-        bh = int(max(28 * k, min(52 * k, per * 0.8)))
-        gap = int(max(4, per - bh))
-        return column(items, width // 2, int(height * 0.24), int(min(520 * k, width - 40)), bh, gap)
+        return menu_column(
+            items, (width, height), self.app.scale, top=0.24, max_width=520, max_height=52
+        )
 
     def handle(self, event: pygame.event.Event, now: float) -> None:
         name = None
@@ -114,8 +112,7 @@ class StartScreen:
         theme, fonts = app.theme, app.fonts
         width, height = app.size
         surface.fill(theme.felt)
-        title = fonts.text("Nerts", height * 0.1, theme.text, True)
-        surface.blit(title, title.get_rect(midtop=(width / 2, height * 0.05)))
+        title = screen_title(surface, fonts, theme, "Nerts", height * 0.1, height * 0.05)
         sub = fonts.text(
             f"Welcome, {app.settings.name}. Practice is local; network tables play on "
             f"{app.interface}.",
@@ -222,8 +219,7 @@ class SettingsScreen:
         theme, fonts = app.theme, app.fonts
         width, height = app.size
         surface.fill(theme.felt)
-        title = fonts.text("Settings", height * 0.07, theme.text, True)
-        surface.blit(title, title.get_rect(midtop=(width / 2, height * 0.04)))
+        screen_title(surface, fonts, theme, "Settings", height * 0.07, height * 0.04)
         buttons = self.buttons()
         for button in buttons:
             button.draw(surface, fonts, theme, active=self.editing and button.name == "name")
@@ -297,8 +293,7 @@ class ReplayListScreen:
         theme, fonts = app.theme, app.fonts
         width, height = app.size
         surface.fill(theme.felt)
-        title = fonts.text("Replays", height * 0.07, theme.text, True)
-        surface.blit(title, title.get_rect(midtop=(width / 2, height * 0.04)))
+        screen_title(surface, fonts, theme, "Replays", height * 0.07, height * 0.04)
         for button in self.buttons():
             button.draw(surface, fonts, theme)
         lines = (

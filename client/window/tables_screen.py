@@ -13,7 +13,7 @@ from protocol.messages import PLAYER
 from .app import Task
 from .netsession import HOST_ANSWER_TIMEOUT, NetworkTable, join_table, why_not_join
 from .screen import App
-from .widgets import Button, TextField, button_at, column, text_lines
+from .widgets import Button, TextField, button_at, column, screen_title, text_lines
 
 #: How often the list is refreshed from what mDNS has seen (seconds).
 REFRESH = 0.25
@@ -163,8 +163,7 @@ class TablesScreen:
         width, height = app.size
         surface.fill(theme.felt)
         heading = "Join a table" if self.role == PLAYER else "Spectate a table"
-        title = fonts.text(heading, height * 0.06, theme.text, True)
-        surface.blit(title, title.get_rect(midtop=(width / 2, height * 0.03)))
+        screen_title(surface, fonts, theme, heading, height * 0.06, height * 0.03)
         what = "sit at" if self.role == PLAYER else "watch"
         sub = fonts.text(
             f"Tables found on {app.interface}: click one to {what} it "

@@ -46,6 +46,41 @@ def column(
     ]
 
 
+def menu_column(
+    names_labels: list[tuple[str, str]],
+    size: tuple[int, int],
+    scale: float,
+    *,
+    top: float,
+    max_width: int,
+    max_height: int,
+) -> list[Button]:
+    """A centred column of buttons sharing 70% of the window's height: as tall as fits, at
+    most `max_height` (and never under 28 points), at most `max_width` wide (points, times
+    the UI scale)."""
+    width, height = size
+    per = height * 0.7 / len(names_labels)
+    button_height = int(max(28 * scale, min(max_height * scale, per * 0.8)))
+    gap = int(max(4, per - button_height))
+    return column(
+        names_labels,
+        width // 2,
+        int(height * top),
+        int(min(max_width * scale, width - 40)),
+        button_height,
+        gap,
+    )
+
+
+def screen_title(
+    surface: pygame.Surface, fonts: Fonts, theme: Theme, text: str, size: float, top: float
+) -> pygame.Surface:
+    """A screen's bold title, centred at the top; returned so what follows can sit below it."""
+    title = fonts.text(text, size, theme.text, True)
+    surface.blit(title, title.get_rect(midtop=(surface.get_width() / 2, top)))
+    return title
+
+
 _SHADES: dict[tuple[tuple[int, int], Colour, int], pygame.Surface] = {}
 
 

@@ -206,7 +206,11 @@ class NetworkTable:
 
     def add_bot(self) -> None:
         """Seat one more bot (the host's lobby). It joins through its own node."""
-        if self._nursery is None or self.left:
+        if self.left:
+            return
+        if self._nursery is None:
+            # Pressed before the table is served (it is still opening): seated once it is.
+            self.initial_bots += 1
             return
         self._bots_made += 1
         name = f"{self.bot_level.name} bot {self._bots_made}"
@@ -214,6 +218,9 @@ class NetworkTable:
 
     def remove_bot(self) -> None:
         """The last bot we seated leaves the table (a LEAVE), then stops."""
+        if self._nursery is None and self.initial_bots > 0:
+            self.initial_bots -= 1  # not seated yet: it never will be
+            return
         if not self.bots:
             return
         bot = self.bots.pop()

@@ -196,3 +196,14 @@ async def test_a_private_table_turns_away_a_wrong_passphrase_and_admits_the_righ
         assert [s.name for s in host.lobby().seats] == ["Ann", "bob"]
         assert right.problem is None
         nursery.cancel_scope.cancel()
+
+
+async def test_bots_added_while_the_table_is_still_opening_are_kept_for_when_it_serves() -> None:
+    """The host's "add a bot" pressed before the table serves (it is still opening) used to be
+    dropped without a word; it is now kept, and "remove" takes back one not yet seated."""
+    host = hosting(MemoryNetwork(), Rules(seats=4))
+    host.add_bot()
+    host.add_bot()
+    host.remove_bot()
+    assert host.initial_bots == 1  # serve() seats this many as soon as it runs
+    assert host.bots == []

@@ -83,6 +83,8 @@ TEST_SUBSETS: dict[str, tuple[str, ...]] = {
         "tests/replication/test_partnerships.py",
         "tests/replication/test_catch_up.py",
         "tests/replication/test_departures.py",
+        "tests/replication/test_lamport_ceiling.py",
+        "tests/protocol/test_admission.py",
     ),
     "protocol/order.py": (
         "tests/replication/test_pinned_behaviours.py",
@@ -107,6 +109,8 @@ TEST_SUBSETS: dict[str, tuple[str, ...]] = {
         "tests/replication/test_lies_about_time.py",
         "tests/replication/test_catch_up.py",
         "tests/replication/test_departures.py",
+        "tests/replication/test_lamport_ceiling.py",
+        "tests/protocol/test_admission.py",
     ),
     "protocol/schema.py": (
         "tests/protocol/test_schema_words.py",

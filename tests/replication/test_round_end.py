@@ -97,6 +97,7 @@ def test_all_stuck_twice_ends_the_round_as_stalemate_on_every_peer() -> None:
     assert len({f.totals for f in finals}) == 1
     # Nothing reached a foundation: each seat loses two points per Nerts card.
     assert [s.score for s in finals[0].scores] == [-26, -26]
+    assert finals[0].totals == (-26, -26)  # after the first round the match totals are its scores
     hashes = {state_hash(p.current_round.state) for p in table.players if p.current_round}
     assert len(hashes) == 1
 

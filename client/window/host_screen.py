@@ -150,13 +150,9 @@ class HostScreen:
         app.spawn(opening, self.failed)
 
     def opened(self, table: NetworkTable) -> None:
-        from .lobby_screen import LobbyScreen
+        from .lobby_screen import enter_lobby
 
-        if self.app.screen is not self:  # the host went back while the table opened
-            table.leave()
-            return
-        self.app.spawn(table.serve, table.fail)
-        self.app.show(LobbyScreen(self.app, table))
+        enter_lobby(self.app, self, table)
 
     def failed(self, problem: str) -> None:
         self.problem = f"The table could not be opened: {problem}"

@@ -194,3 +194,13 @@ def _wrap(line: str, width: int) -> list[str]:
         else:
             current = f"{current} {word}".strip()
     return [*out, current] if current else out
+
+
+def enter_lobby(app: App, came_from: object, table: NetworkTable) -> None:
+    """A table opened or joined from screen `came_from`: serve it and show its lobby, or
+    leave it at once if the player went back from that screen meanwhile."""
+    if app.screen is not came_from:
+        table.leave()
+        return
+    app.spawn(table.serve, table.fail)
+    app.show(LobbyScreen(app, table))

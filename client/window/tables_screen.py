@@ -143,13 +143,9 @@ class TablesScreen:
         app.spawn(joining, self._join_failed)
 
     def joined(self, table: NetworkTable) -> None:
-        from .lobby_screen import LobbyScreen
+        from .lobby_screen import enter_lobby
 
-        if self.app.screen is not self:  # the player went back while joining
-            table.leave()
-            return
-        self.app.spawn(table.serve, table.fail)
-        self.app.show(LobbyScreen(self.app, table))
+        enter_lobby(self.app, self, table)
 
     def _join_failed(self, problem: str) -> None:
         self.problem = f"The table could not be joined: {problem}"

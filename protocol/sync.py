@@ -252,8 +252,12 @@ class SyncPeer:
         self._probed: dict[bytes, tuple[tuple[tuple[bytes, int], ...], float]] = {}
         # author -> (its op rejected as backdated, the dep (author, seq) it failed on)
         self._backdated_on: dict[bytes, tuple[Op, tuple[bytes, int]]] = {}
-        #: author -> when we last had a sign of life from it (an op it signed, its heartbeat)
+        #: author -> when we last had a sign of life from it (an op of its we delivered, its
+        #: heartbeat); an op we could not deliver (a copy we rejected) shows nothing
         self.heard: dict[bytes, float] = {}
+        #: author -> (the seq of its own that its heartbeats named first among those we have
+        #: not delivered, since when it has gone unmet): see `signs_of_life`
+        self._claims: dict[bytes, tuple[int, float]] = {}
         #: sender -> the vector of its latest heartbeat: what it acknowledges holding
         self.acks: dict[bytes, VersionVector] = {}
         self._latest_hb: dict[bytes, int] = {}  # sender -> lamport of its newest heartbeat
@@ -561,7 +565,6 @@ class SyncPeer:
             self.request(source, [(author, 1, 1)], now)
             return
         verify(public_key, op.body, op.signature)
-        self.heard[author] = max(now, self.heard.get(author, now))
         introduced = [(author, op.public_key)] if op.public_key is not None else []
         if op.kind == Kind.ADMIT:
             # The host's ADMIT names the joiner's key; a key is bound to its id, so it
@@ -807,6 +810,14 @@ class SyncPeer:
         if not authored:
             # Our own ops come back this way only after a restart: the clock must pass them.
             self.clock.observe(op.lamport)
+            # A sign of life, and progress on what its heartbeats claimed (section 13.1).
+            self.heard[author] = max(self._now, self.heard.get(author, self._now))
+            claim = self._claims.get(author)
+            if claim is not None:
+                if op.seq >= claim[0]:
+                    del self._claims[author]
+                else:
+                    self._claims[author] = (claim[0], self._now)
         self._apply_membership(op)
         position = None
         if op.epoch:
@@ -1146,6 +1157,33 @@ class SyncPeer:
         self._latest_hb[hb.sender] = hb.lamport
         self.heard[hb.sender] = max(now, self.heard.get(hb.sender, now))
         self.acks[hb.sender] = vector
+        if hb.sender != self.me:
+            self._claim(hb.sender, vector.seq(hb.sender), now)
+
+    def _claim(self, author: bytes, own: int, now: float) -> None:
+        """A heartbeat of `author` names `own` ops of its own: the first of them we lack
+        starts a claim, which our deliveries of its ops meet (`signs_of_life`)."""
+        delivered = self.delivered(author)
+        claim = self._claims.get(author)
+        if claim is not None and claim[0] > delivered:
+            return  # an older claim still unmet: it keeps its time
+        if own > delivered:
+            self._claims[author] = (own, now)
+        else:
+            self._claims.pop(author, None)
+
+    def signs_of_life(self) -> dict[bytes, float]:
+        """author -> when we last had a sign of life from it that we can use (section 13.1).
+        A heartbeat shows its sender alive only as far as the ops of its own it names reach
+        us: one whose own ops named in a heartbeat have gone undelivered here (no copy of the
+        next came, or only copies we rejected) shows no life from when it named them, however
+        many heartbeats it sends, until one of those ops is delivered. Else a participant that
+        sends only invalid copies of its op n, and heartbeats, would hold its round for ever."""
+        out = dict(self.heard)
+        for author, (seq, since) in self._claims.items():
+            if author in out and self.delivered(author) < self._counted(author, seq):
+                out[author] = min(out[author], since)
+        return out
 
     def _on_promise(self, hb: Heartbeat) -> None:
         """Keep a verified heartbeat (direct or relayed) and hold its author to it."""

@@ -144,91 +144,29 @@ def to_json(value: object) -> Any:
     return value
 
 
+#: Each sync message's fields in its `decoded` form, between `sender` and `signature`.
+_MESSAGE_FIELDS: dict[type, tuple[Kind, tuple[str, ...]]] = {
+    Heartbeat: (Kind.HEARTBEAT, ("lamport", "vector", "state_hash")),
+    Request: (Kind.REQUEST, ("ranges",)),
+    Evidence: (Kind.EVIDENCE, ("heartbeats",)),
+    Hello: (Kind.HELLO, ("public_key", "role", "name")),
+    Challenge: (Kind.CHALLENGE, ("joiner", "nonce")),
+    Answer: (Kind.ANSWER, ("nonce", "mac")),
+    Verdict: (Kind.VERDICT, ("joiner", "admit_seq", "reason")),
+    Batch: (Kind.BATCH, ("ops",)),
+}
+_OP_FIELDS = ("table", "author", "seq", "prev", "lamport", "epoch")
+
+
 def message_json(message: Message) -> dict[str, Any]:
     """The `decoded` form of a message (see the module docstring)."""
     if isinstance(message, Op):
-        out: dict[str, Any] = {
-            "kind": message.kind.name,
-            "table": message.table.hex(),
-            "author": message.author.hex(),
-            "seq": message.seq,
-            "prev": message.prev.hex(),
-            "lamport": message.lamport,
-            "epoch": message.epoch,
-        }
-        if message.epoch == 0:
-            out["lobby_deps"] = to_json(message.lobby_deps)
-        else:
-            out["round_deps"] = to_json(message.round_deps)
-        out["payload"] = to_json(message.payload)
-        out["signature"] = message.signature.hex()
-        out["hash"] = message.hash.hex()
-        return out
-    common = {"table": message.table.hex(), "sender": message.sender.hex()}
-    if isinstance(message, Heartbeat):
-        return {
-            "kind": Kind.HEARTBEAT.name,
-            **common,
-            "lamport": message.lamport,
-            "vector": to_json(message.vector),
-            "state_hash": message.state_hash.hex(),
-            "signature": message.signature.hex(),
-        }
-    if isinstance(message, Request):
-        return {
-            "kind": Kind.REQUEST.name,
-            **common,
-            "ranges": to_json(message.ranges),
-            "signature": message.signature.hex(),
-        }
-    if isinstance(message, Evidence):
-        return {
-            "kind": Kind.EVIDENCE.name,
-            **common,
-            "heartbeats": to_json(message.heartbeats),
-            "signature": message.signature.hex(),
-        }
-    if isinstance(message, Hello):
-        return {
-            "kind": Kind.HELLO.name,
-            **common,
-            "public_key": message.public_key.hex(),
-            "role": message.role,
-            "name": message.name,
-            "signature": message.signature.hex(),
-        }
-    if isinstance(message, Challenge):
-        return {
-            "kind": Kind.CHALLENGE.name,
-            **common,
-            "joiner": message.joiner.hex(),
-            "nonce": message.nonce.hex(),
-            "signature": message.signature.hex(),
-        }
-    if isinstance(message, Answer):
-        return {
-            "kind": Kind.ANSWER.name,
-            **common,
-            "nonce": message.nonce.hex(),
-            "mac": message.mac.hex(),
-            "signature": message.signature.hex(),
-        }
-    if isinstance(message, Verdict):
-        return {
-            "kind": Kind.VERDICT.name,
-            **common,
-            "joiner": message.joiner.hex(),
-            "admit_seq": message.admit_seq,
-            "reason": message.reason,
-            "signature": message.signature.hex(),
-        }
-    assert isinstance(message, Batch)
-    return {
-        "kind": Kind.BATCH.name,
-        **common,
-        "ops": to_json(message.ops),
-        "signature": message.signature.hex(),
-    }
+        deps = "lobby_deps" if message.epoch == 0 else "round_deps"
+        op_names = (*_OP_FIELDS, deps, "payload", "signature", "hash")
+        return {"kind": message.kind.name, **{n: to_json(getattr(message, n)) for n in op_names}}
+    kind, fields = _MESSAGE_FIELDS[type(message)]
+    names = ("table", "sender", *fields, "signature")
+    return {"kind": kind.name, **{n: to_json(getattr(message, n)) for n in names}}
 
 
 def decoded_json(datagram: bytes) -> dict[str, Any] | None:
@@ -447,6 +385,23 @@ def invalid_vectors(h: History) -> list[Vector]:
     ) -> None:
         out.append(Vector(name, datagram, signer, reason, context))
 
+    def add_signed(
+        name: str,
+        signer: str,
+        body: list[object],
+        reason: DropReason,
+        context: Sequence[bytes] = everything,
+    ) -> None:
+        """A body signed by `signer` (its own, or one that claims another author)."""
+        add(name, seal(k[signer], body), k[signer], reason, context)
+
+    def mallory_first(
+        kind: Kind, payload: object, *, prev: bytes = NO_PREV, lamport: int = 2
+    ) -> list[object]:
+        """Mallory's op 1 in the lobby (a JOIN's deps name the host's OPEN)."""
+        deps = [] if kind == Kind.OPEN else [[ids["host"], 1]]
+        return op_body(kind, TABLE, ids["mallory"], 1, prev, lamport, 0, deps, payload)
+
     # --- size and bytes ---
     add(
         "oversize",
@@ -494,19 +449,14 @@ def invalid_vectors(h: History) -> list[Vector]:
         everything,
     )
     # --- schema ---
-    add(
+    add_signed(
         "schema_seq_is_str",
-        seal(k["alice"], h.body("alice", Kind.MOVE, 1, "stuck", seq="6")),
-        k["alice"],
+        "alice",
+        h.body("alice", Kind.MOVE, 1, "stuck", seq="6"),
         DropReason.SCHEMA,
-        everything,
     )
-    add(
-        "schema_move_too_long",
-        seal(k["alice"], h.body("alice", Kind.MOVE, 1, "x" * 49)),
-        k["alice"],
-        DropReason.SCHEMA,
-        everything,
+    add_signed(
+        "schema_move_too_long", "alice", h.body("alice", Kind.MOVE, 1, "x" * 49), DropReason.SCHEMA
     )
     unknown = h.body("alice", Kind.MOVE, 1, "stuck")
     unknown[0] = 9
@@ -518,72 +468,37 @@ def invalid_vectors(h: History) -> list[Vector]:
         DropReason.WRONG_VERSION,
         before_move_alice,
     )
-    add(
-        "open_table_id_not_derived",  # Mallory claims the host's table with her own key
-        seal(
-            k["mallory"],
-            op_body(
-                Kind.OPEN,
-                TABLE,
-                ids["mallory"],
-                1,
-                NO_PREV,
-                1,
-                0,
-                [],
-                [k["mallory"].public_key, "host", TABLE_RULES, 4, True, NONCE, False],
-            ),
-        ),
-        k["mallory"],
+    mallory_join = [k["mallory"].public_key, "mallory", PLAYER]
+    # Mallory claims the host's table with her own key.
+    open_by_mallory = [k["mallory"].public_key, "host", TABLE_RULES, 4, True, NONCE, False]
+    add_signed(
+        "open_table_id_not_derived",
+        "mallory",
+        mallory_first(Kind.OPEN, open_by_mallory, lamport=1),
         DropReason.SCHEMA,
         [],
     )
-    add(
-        "join_author_not_its_key",  # Mallory joins carrying Bob's key under her own id
-        seal(
-            k["mallory"],
-            op_body(
-                Kind.JOIN,
-                TABLE,
-                ids["mallory"],
-                1,
-                NO_PREV,
-                2,
-                0,
-                [[ids["host"], 1]],
-                [k["bob"].public_key, "bob", PLAYER],
-            ),
-        ),
-        k["mallory"],
+    # Mallory joins carrying Bob's key under her own id.
+    bob_join = [k["bob"].public_key, "bob", PLAYER]
+    add_signed(
+        "join_author_not_its_key",
+        "mallory",
+        mallory_first(Kind.JOIN, bob_join),
         DropReason.SCHEMA,
         open_only,
     )
-    add(
+    add_signed(
         "first_op_with_prev",
-        seal(
-            k["mallory"],
-            op_body(
-                Kind.JOIN,
-                TABLE,
-                ids["mallory"],
-                1,
-                b"\x01" * 16,
-                2,
-                0,
-                [[ids["host"], 1]],
-                [k["mallory"].public_key, "mallory", PLAYER],
-            ),
-        ),
-        k["mallory"],
+        "mallory",
+        mallory_first(Kind.JOIN, mallory_join, prev=b"\x01" * 16),
         DropReason.BROKEN_CHAIN,
         open_only,
     )
-    add(
+    add_signed(
         "round_deps_wrong_length",
-        seal(k["alice"], h.body("alice", Kind.MOVE, 1, "stuck", deps=[9, 6, 1])),
-        k["alice"],
+        "alice",
+        h.body("alice", Kind.MOVE, 1, "stuck", deps=[9, 6, 1]),
         DropReason.SCHEMA,
-        everything,
     )
     # --- table and signature ---
     wrong_table = h.body("alice", Kind.MOVE, 1, "stuck", table=OTHER_TABLE)
@@ -621,20 +536,19 @@ def invalid_vectors(h: History) -> list[Vector]:
         open_only,
     )
     # --- chain, lamport, equivocation ---
-    add(
+    add_signed(
         "broken_chain",
-        seal(k["alice"], h.body("alice", Kind.MOVE, 1, "stuck", prev=b"\x02" * 16)),
-        k["alice"],
+        "alice",
+        h.body("alice", Kind.MOVE, 1, "stuck", prev=b"\x02" * 16),
         DropReason.BROKEN_CHAIN,
-        everything,
     )
     alice_last = h.peers["alice"].logs[ids["alice"]][-1].lamport
-    add(
-        "backdated_own_previous",  # not after the author's own previous op
-        seal(k["alice"], h.body("alice", Kind.MOVE, 1, "stuck", lamport=alice_last)),
-        k["alice"],
+    # Not after the author's own previous op.
+    add_signed(
+        "backdated_own_previous",
+        "alice",
+        h.body("alice", Kind.MOVE, 1, "stuck", lamport=alice_last),
         DropReason.BACKDATED,
-        everything,
     )
     # The host's third op claims Alice's JOIN (in its deps) but is stamped before it,
     # though after the host's own ADMIT of her.
@@ -661,34 +575,14 @@ def invalid_vectors(h: History) -> list[Vector]:
     )
     # Only a key the host admitted may join (PROTOCOL.md 17): a JOIN out of nowhere.
     mallory = k["mallory"]
-    add(
+    add_signed(
         "join_not_admitted",
-        seal(
-            mallory,
-            op_body(
-                Kind.JOIN,
-                TABLE,
-                ids["mallory"],
-                1,
-                NO_PREV,
-                2,
-                0,
-                [[ids["host"], 1]],
-                [mallory.public_key, "mallory", PLAYER],
-            ),
-        ),
-        mallory,
+        "mallory",
+        mallory_first(Kind.JOIN, mallory_join),
         DropReason.NOT_A_MEMBER,
-        everything,
     )
     admit_by_alice = h.body("alice", Kind.ADMIT, 0, [mallory.public_key, PLAYER])
-    add(
-        "admit_not_by_the_host",
-        seal(k["alice"], admit_by_alice),
-        k["alice"],
-        DropReason.NOT_A_MEMBER,
-        everything,
-    )
+    add_signed("admit_not_by_the_host", "alice", admit_by_alice, DropReason.NOT_A_MEMBER)
     add(
         "equivocation",  # a second, different op 4 of the host
         seal(
@@ -710,38 +604,29 @@ def invalid_vectors(h: History) -> list[Vector]:
         everything,
     )
     # --- membership ---
-    add(
+    add_signed(
         "non_member_after_leave",
-        seal(k["carol"], h.body("carol", Kind.READY, 0, ready_payload("carol", 2, []))),
-        k["carol"],
+        "carol",
+        h.body("carol", Kind.READY, 0, ready_payload("carol", 2, [])),
         DropReason.NOT_A_MEMBER,
-        everything,
     )
-    add(
-        "non_participant_move",  # Bob is a player at the table but not in round 1
-        seal(k["bob"], h.body("bob", Kind.MOVE, 1, "stuck")),
-        k["bob"],
-        DropReason.NOT_A_MEMBER,
-        everything,
+    # Bob is a player at the table but not in round 1.
+    add_signed(
+        "non_participant_move", "bob", h.body("bob", Kind.MOVE, 1, "stuck"), DropReason.NOT_A_MEMBER
     )
-    add(
-        "spectator_move",
-        seal(k["sam"], h.body("sam", Kind.MOVE, 1, "AS n-f")),
-        k["sam"],
-        DropReason.SPECTATOR_OP,
-        everything,
+    add_signed(
+        "spectator_move", "sam", h.body("sam", Kind.MOVE, 1, "AS n-f"), DropReason.SPECTATOR_OP
     )
-    add(
+    add_signed(
         "spectator_ready",
-        seal(k["sam"], h.body("sam", Kind.READY, 0, ready_payload("sam", 2, []))),
-        k["sam"],
+        "sam",
+        h.body("sam", Kind.READY, 0, ready_payload("sam", 2, [])),
         DropReason.SPECTATOR_OP,
-        everything,
     )
-    add(
+    add_signed(
         "start_by_non_host",
-        seal(k["alice"], h.snapshots["start_by_alice"]),
-        k["alice"],
+        "alice",
+        h.snapshots["start_by_alice"],
         DropReason.NOT_A_MEMBER,
         before_start,
     )

@@ -4,9 +4,11 @@ sealed escrow that lets a restarted dealer get its own deal back.
 The sync layer (`protocol.departure`) decides when a departure is agreed; this module decides
 when *this* peer votes, from what it has heard and when (time is handed in):
 
-- **silence**: a participant of the current round we have heard nothing from (no op it
-  signed, no heartbeat) for `SILENCE_BOUND` seconds, or that has not revealed its mix nonce
-  `SILENCE_BOUND` seconds after the round began here, gets our DEPART vote;
+- **silence**: a participant of the current round we have had no sign of life from (no op
+  of its delivered, no heartbeat; `SyncPeer.signs_of_life`: a heartbeat naming an op of its
+  own that has not come shows nothing, nor does a copy we rejected) for `SILENCE_BOUND`
+  seconds, or that has not revealed its mix nonce `SILENCE_BOUND` seconds after the round
+  began here, gets our DEPART vote;
 - **lag** (the blind peer): every participant must acknowledge, in its heartbeat vector,
   what every other participant had acknowledged; a requirement it has not met
   `ACK_BOUND` seconds after we set it makes it lag. A lag of `LAG_WARN` seconds is shown
@@ -81,7 +83,8 @@ class Presence:
     def silent(
         self, log: EpochLog, heard: dict[bytes, float], me: bytes, now: float
     ) -> list[bytes]:
-        """Participants we have not heard from (or whose nonce is missing) for the bound."""
+        """Participants with no sign of life (`heard`: author -> when it last showed one) or
+        whose nonce is missing, for the bound; and hopelessly lagging ones."""
         began = self.round_seen(log.epoch, now)
         out = []
         for p in log.participants:

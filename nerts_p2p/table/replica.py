@@ -938,7 +938,7 @@ class TableReplica:
             # Votes only right after a look: the acknowledgments and the signs of life are
             # then of the same moment (a heartbeat heard since would look unacknowledged).
             return
-        for target in presence.silent(log, self.sync.heard, self.me, now):
+        for target in presence.silent(log, self.sync.signs_of_life(), self.me, now):
             if target in log.departed:
                 continue
             if rnd.final is not None and (

@@ -178,6 +178,62 @@ def test_an_invalid_twin_does_not_split_a_peer_off_for_good() -> None:
     assert bob.outgoing() == []
 
 
+def _heartbeats_of(peer: SyncPeer, now: float) -> list[bytes]:
+    peer.outgoing()
+    peer.tick(now)
+    return [d for _, d in peer.outgoing() if isinstance(decode(d, table=TABLE), Heartbeat)]
+
+
+def test_a_participant_that_sends_only_invalid_copies_of_its_op_shows_no_sign_of_life() -> None:
+    """Issue 9, "a participant that sends only invalid copies holds its round": Alice has
+    made op n and her heartbeats name it, but Sam gets only invalid copies of it (validly
+    signed, stamped no later than her op n-1), again and again. Those copies were counted
+    as signs of life, and so were the heartbeats: Sam never found her silent, never voted
+    her out, and waited for op n for ever. Now neither counts (PROTOCOL.md 13.1): her
+    last usable sign of life is the heartbeat that first named op n, until op n comes."""
+    history = play_history()
+    sam, alice = history.peers["sam"], history.peers["alice"]
+    last = alice.logs[IDS["alice"]][-1]
+    invalid = seal(KEYS["alice"], history.body("alice", Kind.LEAVE, 0, None, lamport=last.lamport))
+    before = sam.signs_of_life()[IDS["alice"]]
+    for now in (1.0, 2.0):  # copies alone, no heartbeat: no life
+        sam.receive(invalid, "alice", now)
+    assert sam.counters[DropReason.BACKDATED] == 2
+    assert sam.signs_of_life()[IDS["alice"]] == before
+    valid = alice.author(Kind.LEAVE, 0, None)
+    for now in (3.0, 8.0, 20.0):  # heartbeats naming op n, which only ever comes invalid
+        sam.receive(invalid, "alice", now)
+        for datagram in _heartbeats_of(alice, now):
+            sam.receive(datagram, "alice", now)
+    assert sam.delivered(IDS["alice"]) == valid.seq - 1
+    assert sam.signs_of_life()[IDS["alice"]] == 3.0
+    sam.receive(valid.datagram(), "alice", 21.0)  # the valid op: life again
+    assert sam.signs_of_life()[IDS["alice"]] == 21.0
+    for datagram in _heartbeats_of(alice, 22.0):
+        sam.receive(datagram, "alice", 22.0)
+    assert sam.signs_of_life()[IDS["alice"]] == 22.0
+
+
+def test_a_heartbeat_ahead_of_its_op_is_a_sign_of_life_once_the_op_comes() -> None:
+    """The honest case the rule must not punish: Alice's heartbeat naming op n reaches Bob
+    before op n does (reordered). Her heartbeats keep showing life as long as her ops keep
+    coming: the claim's time moves with each op of hers delivered."""
+    history = play_history()
+    bob, alice = history.peers["bob"], history.peers["alice"]
+    first = alice.author(Kind.LEAVE, 0, None)
+    for datagram in _heartbeats_of(alice, 1.0):
+        bob.receive(datagram, "alice", 1.0)
+    assert bob.signs_of_life()[IDS["alice"]] == 1.0
+    for datagram in _heartbeats_of(alice, 5.0):
+        bob.receive(datagram, "alice", 5.0)
+    assert bob.signs_of_life()[IDS["alice"]] == 1.0  # op n named since 1.0, not here yet
+    bob.receive(first.datagram(), "alice", 5.5)
+    assert bob.signs_of_life()[IDS["alice"]] == 5.5
+    for datagram in _heartbeats_of(alice, 6.0):
+        bob.receive(datagram, "alice", 6.0)
+    assert bob.signs_of_life()[IDS["alice"]] == 6.0
+
+
 def _heartbeat_to(sender: SyncPeer, receiver: SyncPeer, now: float) -> list[DivergenceDetected]:
     sender.outgoing()
     sender.tick(now)

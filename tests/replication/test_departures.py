@@ -4,10 +4,16 @@ split never lets both halves finalize different rounds."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.table.presence import SILENCE_BOUND
 from nerts_p2p.table.replica import PeerExpelled, RoundFinal, SeatDeparted
 from protocol.departure import agreed_set
+from protocol.errors import DropReason
+from protocol.messages import Kind, Op, decode
+from tools.fuzz.adversaries import invalid_copies, swap_op
 from tools.mesh import Faults, PeerMesh
 
 
@@ -129,3 +135,48 @@ def test_two_halves_voting_each_other_out_agree_on_the_half_with_the_first_parti
     assert agreed_set([a, b, c, d], [a, b, c, d], {d: {a: 1, b: 1, c: 1}}) == frozenset()
     # A voter that still hears someone keeps it in: no agreement without it.
     assert agreed_set([a, b, c, d], [a, b, c, d], {a: {d: 1}, b: {d: 1}}) == frozenset()
+
+
+@dataclass
+class WithholdingMesh(PeerMesh):
+    """Peer `withholder` sends its first MOVE after `attack` only as invalid copies, to
+    everyone, every time (its answers to requests too), and plays on top of it."""
+
+    withholder: int = 2
+    attack: float = 6.0
+    withheld: list[tuple[Op, Callable[[], tuple[bytes, bytes]]]] = field(default_factory=list)
+
+    def _send(self, sender: int, destination: Hashable, datagram: bytes) -> None:
+        if sender == self.withholder and self.now >= self.attack:
+            sync = self.replicas[sender].sync
+            if not self.withheld:
+                op = decode(datagram, table=sync.table)
+                if isinstance(op, Op) and op.author == sync.me and op.kind == Kind.MOVE:
+                    previous = sync.logs[sync.me][op.seq - 2]
+                    self.withheld.append((op, invalid_copies(op, previous, sync.key)))
+            if self.withheld:
+                datagram = swap_op(datagram, *self.withheld[0], sync.key)
+        super()._send(sender, destination, datagram)
+
+
+def test_a_participant_sending_only_invalid_copies_of_its_op_departs_and_its_round_ends() -> None:
+    """Issue 9: a participant whose op n reaches every peer only as invalid copies, while
+    its heartbeats (which name op n) keep coming, held its round for ever: its later ops
+    waited for op n and it was never silent. Its heartbeats show no life once op n is
+    overdue past the silence bound, so the others vote it out and the round is final."""
+    mesh = WithholdingMesh(players=3, rules=Rules(seats=3), seed=4, spectators=1)
+    mesh.run(until=600, rounds=1)
+    assert mesh.withheld, "the withholder never moved after the attack"
+    op = mesh.withheld[0][0]
+    remaining = [0, 1, 3]
+    assert all(1 in mesh.finals[i] for i in remaining), "the round was never final"
+    final = _finals_agree(mesh, remaining, 1)
+    seat = _seat(mesh, 2)
+    assert final.departed == frozenset({seat})
+    for i in remaining:
+        sync = mesh.replicas[i].sync
+        assert sync.delivered(op.author) == op.seq - 1  # the valid op never came
+        assert sync.counters[DropReason.BACKDATED]
+        assert sync.counters[DropReason.BAD_SIGNATURE]
+        assert not [e for e in mesh.events[i] if isinstance(e, PeerExpelled)]
+        assert sync.epochs[1].departed[op.author] == op.seq - 1

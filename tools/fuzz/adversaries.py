@@ -10,9 +10,19 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 from protocol.clocks import LamportClock
-from protocol.envelope import seal
+from protocol.codec import pack
+from protocol.envelope import PROTOCOL_VERSION, seal
 from protocol.errors import DropReason, RemoteProtocolError
-from protocol.messages import NO_PREV, Kind, Op, decode, derive_table_id, op_body, seal_op
+from protocol.messages import (
+    NO_PREV,
+    Batch,
+    Kind,
+    Op,
+    decode,
+    derive_table_id,
+    op_body,
+    seal_op,
+)
 from protocol.signing import SigningKeyPair
 from protocol.sync import SyncPeer
 from tools.fuzz.schedule import Schedule
@@ -31,6 +41,7 @@ ADVERSARIES: Final = (
     "lobby_wedger",
     "join_flooder",
     "datagram_flooder",
+    "withholder",
 )
 
 
@@ -376,6 +387,67 @@ def _datagram_flooder(config: TableConfig) -> tuple[FuzzTable, Watch]:
     return table, Watch(bad.key.key_id, (DropReason.RATE_LIMITED,))
 
 
+def swap_op(
+    datagram: bytes, op: Op, copy: Callable[[], tuple[bytes, bytes]], key: SigningKeyPair
+) -> bytes:
+    """`datagram` with `op` in it, on its own or in a BATCH (re-signed with `key`, the
+    sender's), swapped for another copy: `copy()` gives its (body, signature)."""
+    try:
+        message = decode(datagram, table=op.table)
+    except RemoteProtocolError:
+        return datagram
+    if isinstance(message, Op) and message.hash == op.hash:
+        return pack([PROTOCOL_VERSION, *copy()])
+    if isinstance(message, Batch) and any(body == op.body for body, _ in message.ops):
+        ops = [list(copy()) if body == op.body else [body, sig] for body, sig in message.ops]
+        return seal(key, [int(Kind.BATCH), op.table, message.sender, ops])
+    return datagram
+
+
+def invalid_copies(op: Op, previous: Op, key: SigningKeyPair) -> Callable[[], tuple[bytes, bytes]]:
+    """Copies of `op` that every peer rejects, in turn: validly signed but stamped no later
+    than `previous` (the author's op seq-1: `backdated`), and the body with a signature of
+    zero bytes (`bad_signature`)."""
+    backdated = reauthor(op, key, lamport=previous.lamport)
+    turn = [0]
+
+    def copy() -> tuple[bytes, bytes]:
+        turn[0] += 1
+        if turn[0] % 2:
+            return backdated.body, backdated.signature
+        return op.body, bytes(64)
+
+    return copy
+
+
+def _withholder(config: TableConfig) -> tuple[FuzzTable, Watch]:
+    """Its first move after the attack goes out only as invalid copies (`invalid_copies`),
+    to every peer and every time it sends it (its answers to requests too): never the
+    valid op. It goes on heartbeating (its heartbeats name that move) and playing on top of
+    it. Contained when the others agree that it has departed: a heartbeat naming an op
+    nobody can deliver is no sign of life (PROTOCOL.md 13.1)."""
+    table = table_with_adversary(config)
+    bad = table.peers[-1]
+    withheld: list[tuple[Op, Callable[[], tuple[bytes, bytes]]]] = []
+
+    def transform(t: FuzzTable, out: list[tuple[Hashable, bytes]]) -> list[tuple[Hashable, bytes]]:
+        if t.now < ATTACK_AT:
+            return out
+        if not withheld:
+            log = bad.replica.sync.logs[bad.key.key_id]
+            for _, op in _own_ops(t, bad.index, out):
+                if op is not None and op.kind == Kind.MOVE and op.seq >= 2:
+                    withheld.append((op, invalid_copies(op, log[op.seq - 2], bad.key)))
+                    break
+            else:
+                return out
+        op, copy = withheld[0]
+        return [(to, swap_op(datagram, op, copy, bad.key)) for to, datagram in out]
+
+    bad.transform = transform
+    return table, Watch(bad.key.key_id, ())
+
+
 SETUPS: Final[dict[str, Setup]] = {
     "forger": _forger,
     "replayer": _replayer,
@@ -388,4 +460,5 @@ SETUPS: Final[dict[str, Setup]] = {
     "lobby_wedger": _lobby_wedger,
     "join_flooder": _join_flooder,
     "datagram_flooder": _datagram_flooder,
+    "withholder": _withholder,
 }

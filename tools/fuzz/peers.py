@@ -100,6 +100,7 @@ class Peer:
     ) = None
     move_latency: list[float] = field(default_factory=list)
     pending_moves: dict[bytes, float] = field(default_factory=dict)  # op hash -> when played
+    latency_seen: tuple[int, int] = (0, 0)  # (round, stable ops) when last looked for them
 
 
 ReplicaFactory = Callable[["FuzzTable", int, SigningKeyPair, int, bool], TableReplica]

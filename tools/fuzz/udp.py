@@ -45,6 +45,7 @@ from tools.fuzz.schedule import Schedule
 from tools.fuzz.table import FuzzTable, Problem
 
 PROBE_INTERVAL = 0.25
+CORPUS_SEED = 7919  # the corpus table's seed, past the target table's (`--seed`)
 HANG_AFTER = 3.0
 #: The campaign's own corpus and history, and the peer's bounded queues full, take a few
 #: MB; the table plays on for the whole run. More than this is memory that grows unbounded.
@@ -158,13 +159,10 @@ class LocalTarget:
 
 def run_udp_campaign(args: argparse.Namespace, options: CampaignOptions) -> int:
     local: LocalTarget | None = None
-    if args.target == "local":
-        local = LocalTarget(options.seed)
-        address: tuple[str, int] = ("127.0.0.1", local.port)
-        table_id: bytes | None = local.table
-    else:
+    quiet: LocalTarget | None = None
+    table_id: bytes | None = None
+    if args.target != "local":
         address = parse_target(args.target, allow_remote=args.allow_remote)
-        table_id = None
         if args.table:
             try:
                 table_id = bytes.fromhex(args.table)
@@ -172,7 +170,21 @@ def run_udp_campaign(args: argparse.Namespace, options: CampaignOptions) -> int:
                 table_id = b""
             if len(table_id) != 8:
                 raise ValueError("--table must be 16 hex digits (an 8-byte table id)")
-    corpus, _ = corpus_from_table(options.seed, options.table.players)
+    # Made before a local target starts, so that all its time is the campaign's. Its keys
+    # are not the local target's: the heartbeats and ops relayed inside its EVIDENCE and
+    # BATCH keep their authors' signatures, and the target's members signing a history of
+    # their table other than the one they play is what no outsider can make (it would be
+    # their equivocation: broken promises, and horizons the target believed).
+    corpus, _ = corpus_from_table(CORPUS_SEED + options.seed, options.table.players)
+    load_before = _load()
+    if args.target == "local":
+        local = LocalTarget(options.seed)
+        if options.baseline:
+            # The same table, left alone, over the same wall-clock time on the same host:
+            # honest latency without the campaign, under the same load.
+            quiet = LocalTarget(options.seed)
+        address = ("127.0.0.1", local.port)
+        table_id = local.table
     rng = random.Random(f"udp/{options.seed}")
     key = SigningKeyPair(rng.randbytes(32))
     mutator = Mutator(rng, key, table_id or bytes(8))
@@ -219,17 +231,20 @@ def run_udp_campaign(args: argparse.Namespace, options: CampaignOptions) -> int:
             time.sleep(0.001)  # let the target breathe: this measures it, not the kernel
     wall = time.perf_counter() - began
     drops = local.stop() if local is not None else {}
+    alone = quiet.stop() if quiet is not None else {}
     sock.close()
     latency: dict[str, Any] = {}
     watch: dict[str, Any] = drops.pop("watch", {})
+    for seen in drops.pop("problems", []) + alone.pop("problems", []):
+        problems.append(Problem(seen["kind"], seen["peer"], seen["time"], seen["detail"]))
     problems.extend(growth_problems(watch, wall))
     if local is not None:
         latency["move_latency_p99"] = drops.pop("move_latency_p99", None)
-        if options.baseline:
-            # The same table left alone for as long: honest latency without the campaign.
-            quiet = LocalTarget(options.seed)
-            time.sleep(wall)
-            latency["move_latency_p99_without"] = quiet.stop().get("move_latency_p99")
+        if quiet is not None:
+            latency["move_latency_p99_without"] = alone.get("move_latency_p99")
+            latency["alone"] = {
+                k: alone.get(k) for k in ("cpu_seconds", "wall_seconds", "events_late_p99")
+            }
     report: dict[str, Any] = {
         "target": f"{address[0]}:{address[1]}",
         "datagrams": sent,
@@ -238,6 +253,7 @@ def run_udp_campaign(args: argparse.Namespace, options: CampaignOptions) -> int:
         "target_drops": drops,
         "watch": watch,
         **latency,
+        "load_average": [load_before, _load()],
         "problems": [p.to_json() for p in problems],
     }
     if problems:
@@ -259,7 +275,8 @@ def run_udp_campaign(args: argparse.Namespace, options: CampaignOptions) -> int:
         if latency:
             print(
                 f"  honest p99 move latency {latency.get('move_latency_p99')}s "
-                f"(without the campaign {latency.get('move_latency_p99_without')}s)"
+                f"(the same table alone, meanwhile: {latency.get('move_latency_p99_without')}s;"
+                f" load average {report['load_average'][0]} to {report['load_average'][1]})"
             )
         if watch:
             queues = ", ".join(f"{k} {v}" for k, v in watch.get("queues_max", {}).items())
@@ -275,6 +292,15 @@ def run_udp_campaign(args: argparse.Namespace, options: CampaignOptions) -> int:
         for p in problems:
             print(f"FINDING: {p.kind}: {p.detail}")
     return 1 if problems else 0
+
+
+def _load() -> float | None:
+    """The host's one-minute load average (None where there is none): wall-clock figures
+    on a shared host mean little without it."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except OSError:
+        return None
 
 
 def _send(sock: socket.socket, datagram: bytes, address: tuple[str, int]) -> None:

@@ -17,6 +17,7 @@ from nerts_p2p.table.replica import (
     RoundEnded,
     RoundFinal,
     RoundStarted,
+    SeatDeparted,
 )
 from protocol.errors import RemoteProtocolError
 from protocol.messages import Heartbeat, Op, decode
@@ -24,6 +25,7 @@ from protocol.sync import BROADCAST
 from tools.fuzz.invariants import conservation_problems, score_problems
 
 if TYPE_CHECKING:
+    from nerts_p2p.game.state import GameState
     from tools.fuzz.peers import Peer
     from tools.fuzz.table import FuzzTable
 
@@ -91,6 +93,9 @@ def on_event(table: FuzzTable, peer: Peer, event: GameEvent) -> None:
         table.record("round_ended", peer=peer.index, round=event.round, by=event.ended_by)
     elif isinstance(event, RaceLost):
         table.record("race_lost", peer=peer.index, move=str(event.move), winner=event.winner_seat)
+    elif isinstance(event, SeatDeparted):
+        who = table.index_of(event.author)
+        table.record("departed", peer=peer.index, round=event.round, seat=event.seat, who=who)
     elif isinstance(event, PeerExpelled):
         table.record("expelled", peer=peer.index, author=event.author.hex(), seq=event.seq)
         if peer.honest and table.is_honest_author(event.author):
@@ -127,6 +132,23 @@ def check_states(table: FuzzTable, peer: Peer) -> None:
     if rnd is None:
         return
     states, checked = rnd.states, peer.checked
+    if not (checked and len(checked) == len(states) and checked[-1] is states[-1]):
+        _check_new_states(table, peer, rnd.number, states)
+    # Move latency: from a bot's intent to its op in the peer's stable prefix (looked for
+    # only when the prefix has grown: a flood of datagrams that change nothing costs nothing).
+    stable = rnd.log.stable_count()
+    if peer.pending_moves and peer.latency_seen != (rnd.number, stable):
+        peer.latency_seen = (rnd.number, stable)
+        for op in rnd.log.ops[:stable]:
+            played = peer.pending_moves.pop(op.hash, None)
+            if played is not None:
+                peer.move_latency.append(table.now - played)
+
+
+def _check_new_states(table: FuzzTable, peer: Peer, number: int, states: list[GameState]) -> None:
+    """Conservation on the states the fold produced since the last check (a refold
+    replaces a tail of them)."""
+    checked = peer.checked
     start = len(checked)
     if start > len(states) or (start and states[start - 1] is not checked[start - 1]):
         start = 0
@@ -134,13 +156,6 @@ def check_states(table: FuzzTable, peer: Peer) -> None:
             start += 1
     for state in states[start:]:
         for text in conservation_problems(state):
-            table.problem("invariant", peer.index, f"round {rnd.number}: {text}")
+            table.problem("invariant", peer.index, f"round {number}: {text}")
             break
     peer.checked = list(states)
-    # Move latency: from a bot's intent to its op in the peer's stable prefix.
-    if peer.pending_moves:
-        stable = rnd.log.stable_count()
-        for op in rnd.log.ops[:stable]:
-            played = peer.pending_moves.pop(op.hash, None)
-            if played is not None:
-                peer.move_latency.append(table.now - played)

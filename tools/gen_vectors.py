@@ -392,8 +392,7 @@ def invalid_vectors(h: History) -> list[Vector]:
         reason: DropReason,
         context: Sequence[bytes] = everything,
     ) -> None:
-        """A body signed by `signer` (its own, or one that claims another author)."""
-        add(name, seal(k[signer], body), k[signer], reason, context)
+        out.append(signed_vector(name, signer, body, reason, context))
 
     def mallory_first(
         kind: Kind, payload: object, *, prev: bytes = NO_PREV, lamport: int = 2
@@ -411,34 +410,14 @@ def invalid_vectors(h: History) -> list[Vector]:
         everything,
     )
     add("malformed_reserved_byte", b"\xc1", None, DropReason.MALFORMED, [])
-    add(
-        "malformed_truncated",
-        move_alice.datagram()[:-1],
-        k["alice"],
-        DropReason.MALFORMED,
-        before_move_alice,
-    )
-    add(
-        "trailing_bytes_after_envelope",
-        move_alice.datagram() + b"\xc0",
-        k["alice"],
-        DropReason.MALFORMED,
-        before_move_alice,
-    )
-    add(
-        "trailing_bytes_in_body",
-        raw_envelope(move_alice.body + b"\xc0", k["alice"]),
-        k["alice"],
-        DropReason.MALFORMED,
-        before_move_alice,
-    )
-    add(
-        "non_canonical_body",  # the same body with an array 16 header instead of fixarray
-        raw_envelope(b"\xdc\x00\x09" + move_alice.body[1:], k["alice"]),
-        k["alice"],
-        DropReason.MALFORMED,
-        before_move_alice,
-    )
+    for name, datagram in (
+        ("malformed_truncated", move_alice.datagram()[:-1]),
+        ("trailing_bytes_after_envelope", move_alice.datagram() + b"\xc0"),
+        ("trailing_bytes_in_body", raw_envelope(move_alice.body + b"\xc0", k["alice"])),
+        # The same body with an array 16 header instead of fixarray.
+        ("non_canonical_body", raw_envelope(b"\xdc\x00\x09" + move_alice.body[1:], k["alice"])),
+    ):
+        add(name, datagram, k["alice"], DropReason.MALFORMED, before_move_alice)
     float_body = h.body("alice", Kind.MOVE, 1, "stuck")
     float_body[5] = float(h.peers["alice"].clock.value + 1)
     add(
@@ -741,76 +720,49 @@ def version_2_vectors(h: History) -> list[Vector]:
     return out
 
 
+def signed_vector(
+    name: str, signer: str, body: list[object], reason: DropReason | None, context: Sequence[bytes]
+) -> Vector:
+    """The vector of `body` signed by `signer`'s key (its own body, or one that claims
+    another author)."""
+    return Vector(name, seal(KEYS[signer], body), KEYS[signer], reason, context)
+
+
 def departure_and_tie_vectors(h: History) -> list[Vector]:
     """DEPART and MIX (PROTOCOL.md 6 and 13): the valid forms and each gate check."""
-    k, alice_id = KEYS, KEYS["alice"].key_id
+    ids = {name: key.key_id for name, key in KEYS.items()}
     everything = h.datagrams()
-    held = h.peers["host"].delivered(alice_id)
-    out = [
-        Vector(
-            "depart_host_names_alice",
-            seal(k["host"], h.body("host", Kind.DEPART, 1, [alice_id, held])),
-            k["host"],
-            None,
-            everything,
+    held = h.peers["host"].delivered(ids["alice"])
+    before_mix = next(i for i, (_, op) in enumerate(h.ops) if op.kind == Kind.MIX)
+
+    def depart(name: str, author: str, target: str, seq: int, reason: DropReason | None) -> Vector:
+        body = h.body(author, Kind.DEPART, 1, [ids[target], seq])
+        return signed_vector(name, author, body, reason, everything)
+
+    own = h.peers["host"].delivered(ids["host"])
+    return [
+        depart("depart_host_names_alice", "host", "alice", held, None),
+        depart(
+            "depart_names_more_than_its_deps_hold", "host", "alice", held + 1, DropReason.SCHEMA
         ),
-        Vector(
-            "depart_names_more_than_its_deps_hold",
-            seal(k["host"], h.body("host", Kind.DEPART, 1, [alice_id, held + 1])),
-            k["host"],
+        depart("depart_names_its_own_author", "host", "host", own, DropReason.SCHEMA),
+        depart("depart_names_a_non_participant", "host", "bob", 0, DropReason.SCHEMA),
+        depart("depart_by_a_non_participant", "bob", "alice", 0, DropReason.NOT_A_MEMBER),
+        signed_vector(
+            "mix_does_not_open_the_ready_commitment",
+            "host",
+            h.snapshots["mix_wrong_host"],
             DropReason.SCHEMA,
-            everything,
+            h.datagrams(before_mix),
         ),
-        Vector(
-            "depart_names_its_own_author",
-            seal(
-                k["host"],
-                h.body(
-                    "host",
-                    Kind.DEPART,
-                    1,
-                    [k["host"].key_id, h.peers["host"].delivered(k["host"].key_id)],
-                ),
-            ),
-            k["host"],
+        signed_vector(
+            "second_mix_in_a_round",
+            "host",
+            h.body("host", Kind.MIX, 1, MIX_NONCES["host"]),
             DropReason.SCHEMA,
-            everything,
-        ),
-        Vector(
-            "depart_names_a_non_participant",
-            seal(k["host"], h.body("host", Kind.DEPART, 1, [k["bob"].key_id, 0])),
-            k["host"],
-            DropReason.SCHEMA,
-            everything,
-        ),
-        Vector(
-            "depart_by_a_non_participant",
-            seal(k["bob"], h.body("bob", Kind.DEPART, 1, [alice_id, 0])),
-            k["bob"],
-            DropReason.NOT_A_MEMBER,
             everything,
         ),
     ]
-    before_mix = next(i for i, (_, op) in enumerate(h.ops) if op.kind == Kind.MIX)
-    out.append(
-        Vector(
-            "mix_does_not_open_the_ready_commitment",
-            seal(k["host"], h.snapshots["mix_wrong_host"]),
-            k["host"],
-            DropReason.SCHEMA,
-            h.datagrams(before_mix),
-        )
-    )
-    out.append(
-        Vector(
-            "second_mix_in_a_round",
-            seal(k["host"], h.body("host", Kind.MIX, 1, MIX_NONCES["host"])),
-            k["host"],
-            DropReason.SCHEMA,
-            everything,
-        )
-    )
-    return out
 
 
 PRIVATE_NONCE = b"private!"

@@ -5,20 +5,19 @@ from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 from protocol.clocks import LamportClock
 from protocol.codec import pack
 from protocol.envelope import PROTOCOL_VERSION, seal
-from protocol.errors import DropReason, RemoteProtocolError
+from protocol.errors import DropReason
 from protocol.messages import (
     NO_PREV,
     Batch,
     Kind,
     Op,
-    decode,
     derive_table_id,
     op_body,
     seal_op,
@@ -26,7 +25,8 @@ from protocol.messages import (
 from protocol.signing import SigningKeyPair
 from protocol.sync import SyncPeer
 from tools.fuzz.schedule import Schedule
-from tools.fuzz.table import FuzzTable, TableConfig
+from tools.fuzz.table import FuzzTable, Peer, TableConfig
+from tools.fuzz.watching import decoded
 
 ATTACK_AT: Final = 3.0  # simulated second the adversary starts (the round is on by then)
 ADVERSARIES: Final = (
@@ -79,17 +79,65 @@ def _thaw(value: object) -> object:
 
 def _own_ops(
     table: FuzzTable, peer_index: int, out: list[tuple[Hashable, bytes]]
-) -> list[tuple[int, Op | None]]:
+) -> list[tuple[int, Op]]:
+    """The ops of its own among what a peer sends, with their places in `out`."""
     me = table.peers[peer_index].key.key_id
-    found: list[tuple[int, Op | None]] = []
+    found: list[tuple[int, Op]] = []
     for i, (_, datagram) in enumerate(out):
-        try:
-            message = decode(datagram, table=table.table_id)
-        except RemoteProtocolError:
-            continue
+        message = decoded(datagram, table.table_id)
         if isinstance(message, Op) and message.author == me:
             found.append((i, message))
     return found
+
+
+def _rewriting(
+    peer_index: int, kind: Kind, lie: Callable[[Op], Op]
+) -> Callable[[FuzzTable, list[tuple[Hashable, bytes]]], list[tuple[Hashable, bytes]]]:
+    """A `Peer.transform` for peer `peer_index`: each op of its own of `kind` goes out as
+    the op `lie` makes of it instead."""
+
+    def transform(t: FuzzTable, out: list[tuple[Hashable, bytes]]) -> list[tuple[Hashable, bytes]]:
+        result = list(out)
+        for i, op in _own_ops(t, peer_index, out):
+            if op.kind == kind:
+                result[i] = (result[i][0], lie(op).datagram())
+        return result
+
+    return transform
+
+
+def _from_attack(
+    table: FuzzTable, every: Callable[[], float], action: Callable[[FuzzTable], bool]
+) -> None:
+    """`action` at `ATTACK_AT`, and again `every()` seconds later for as long as it says
+    True."""
+
+    def turn(t: FuzzTable) -> None:
+        if action(t):
+            t.call_at(t.now + every(), turn)
+
+    table.call_at(ATTACK_AT, turn)
+
+
+def _to_honest(table: FuzzTable, datagram: bytes, source: Hashable) -> None:
+    """`datagram` to every honest peer of the table (the adversary sits last), now."""
+    for p in table.peers[:-1]:
+        table.inject(table.now, p.index, datagram, source)
+
+
+def _next_move_body(sync: SyncPeer, number: int, participants: Sequence[bytes]) -> list[object]:
+    """The body of the MOVE "turn" that `sync` would author next in round `number`."""
+    return op_body(
+        Kind.MOVE,
+        sync.table,
+        sync.me,
+        sync.delivered(sync.me) + 1,
+        sync.logs[sync.me][-1].hash,
+        sync.clock.value + 1,
+        number,
+        [sync.delivered(p) for p in participants],
+        "turn",
+    )
 
 
 class BlindSyncPeer(SyncPeer):
@@ -111,14 +159,16 @@ class BlindSyncPeer(SyncPeer):
         return super().author(kind, epoch, payload)
 
 
-def table_with_adversary(config: TableConfig, *, spectator: bool = False) -> FuzzTable:
+def table_with_adversary(config: TableConfig, *, spectator: bool = False) -> tuple[FuzzTable, Peer]:
+    """The honest players of `config` and one more peer, the adversary (a player, or a
+    spectator), which sits last."""
     cfg = replace(
         config, players=config.players + (0 if spectator else 1), spectators=1 if spectator else 0
     )
     table = FuzzTable(cfg, Schedule(cfg.seed))
     table.peers[-1].honest = False
     # The host seats exactly the honest players plus a playing adversary.
-    return table
+    return table, table.peers[-1]
 
 
 # --- the adversaries -------------------------------------------------------------------------
@@ -128,65 +178,48 @@ Setup = Callable[[TableConfig], tuple[FuzzTable, Watch]]
 
 def _forger(config: TableConfig) -> tuple[FuzzTable, Watch]:
     """Sends MOVEs in an honest player's name, signed with its own key."""
-    table = table_with_adversary(config)
-    bad = table.peers[-1]
+    table, bad = table_with_adversary(config)
     victim = table.peers[1]
     rng = random.Random(f"forger/{config.seed}")
 
-    def forge(t: FuzzTable) -> None:
-        sync = victim.replica.sync
+    def forge(t: FuzzTable) -> bool:
         rnd = victim.replica.current_round
         if rnd is not None:
-            seq = sync.delivered(sync.me) + 1
-            body = op_body(
-                Kind.MOVE,
-                t.table_id,
-                sync.me,
-                seq,
-                sync.logs[sync.me][-1].hash,
-                sync.clock.value + 1,
-                rnd.number,
-                [sync.delivered(p) for p in rnd.log.participants],
-                "turn",
-            )
+            body = _next_move_body(victim.replica.sync, rnd.number, rnd.log.participants)
             # The victim's name on it, the forger's signature under it.
-            datagram = seal(bad.key, body)
-            for p in t.peers[:-1]:
-                t.inject(t.now, p.index, datagram, bad.index)
-        t.call_at(t.now + 0.25 + rng.random() * 0.25, forge)
+            _to_honest(t, seal(bad.key, body), bad.index)
+        return True
 
-    table.call_at(ATTACK_AT, forge)
+    _from_attack(table, lambda: 0.25 + rng.random() * 0.25, forge)
     return table, Watch(victim.key.key_id, (DropReason.BAD_SIGNATURE,))
 
 
 def _replayer(config: TableConfig) -> tuple[FuzzTable, Watch]:
     """Captures the table's traffic and sends it all again, in bursts, to everyone."""
-    table = table_with_adversary(config)
-    bad = table.peers[-1]
+    table, bad = table_with_adversary(config)
     captured: list[bytes] = []
     table.taps.append(lambda s, d, data: captured.append(data) if len(captured) < 5000 else None)
     rng = random.Random(f"replayer/{config.seed}")
 
-    def replay(t: FuzzTable) -> None:
+    def replay(t: FuzzTable) -> bool:
         for datagram in rng.sample(captured, min(200, len(captured))):
             t.inject(t.now, rng.randrange(len(t.peers) - 1), datagram, bad.index)
-        t.call_at(t.now + 0.5, replay)
+        return True
 
-    table.call_at(ATTACK_AT, replay)
+    _from_attack(table, lambda: 0.5, replay)
     return table, Watch(bad.key.key_id, (DropReason.REPLAYED,))
 
 
 def _equivocator(config: TableConfig) -> tuple[FuzzTable, Watch]:
     """Each of its moves goes to half the table as is and to the other half changed."""
-    table = table_with_adversary(config)
-    bad = table.peers[-1]
+    table, bad = table_with_adversary(config)
 
     def transform(t: FuzzTable, out: list[tuple[Hashable, bytes]]) -> list[tuple[Hashable, bytes]]:
         if t.now < ATTACK_AT:
             return out
         result = list(out)
         for i, op in _own_ops(t, bad.index, out):
-            if op is None or op.kind != Kind.MOVE:
+            if op.kind != Kind.MOVE:
                 continue
             other = reauthor(op, bad.key, payload="stuck" if op.payload != "stuck" else "turn")
             half = len(t.peers) // 2
@@ -201,8 +234,7 @@ def _equivocator(config: TableConfig) -> tuple[FuzzTable, Watch]:
 
 def _backdater(config: TableConfig) -> tuple[FuzzTable, Watch]:
     """Stamps its first move after the attack just above its own previous op."""
-    table = table_with_adversary(config)
-    bad = table.peers[-1]
+    table, bad = table_with_adversary(config)
     done: list[bool] = []
 
     def transform(t: FuzzTable, out: list[tuple[Hashable, bytes]]) -> list[tuple[Hashable, bytes]]:
@@ -211,7 +243,7 @@ def _backdater(config: TableConfig) -> tuple[FuzzTable, Watch]:
         result = list(out)
         sync = bad.replica.sync
         for i, op in _own_ops(t, bad.index, out):
-            if op is None or op.kind != Kind.MOVE or op.seq < 2:
+            if op.kind != Kind.MOVE or op.seq < 2:
                 continue
             previous = sync.logs[sync.me][op.seq - 2]
             backdated = reauthor(op, bad.key, lamport=previous.lamport + 1)
@@ -226,8 +258,7 @@ def _backdater(config: TableConfig) -> tuple[FuzzTable, Watch]:
 
 
 def _blind(config: TableConfig) -> tuple[FuzzTable, Watch]:
-    table = table_with_adversary(replace(config, level="expert"))
-    bad = table.peers[-1]
+    table, bad = table_with_adversary(replace(config, level="expert"))
     bad.replica.sync.__class__ = BlindSyncPeer
     return table, Watch(bad.key.key_id, (DropReason.BACKDATED, DropReason.EQUIVOCATION))
 
@@ -260,115 +291,78 @@ def _outsider_op(
 
 def _non_member(config: TableConfig) -> tuple[FuzzTable, Watch]:
     """Never joins, and sends moves for the round."""
-    table = table_with_adversary(config)
+    table, _ = table_with_adversary(config)
     key = SigningKeyPair(hashlib.sha256(f"outsider/{config.seed}".encode()).digest())
 
-    def attack(t: FuzzTable) -> None:
+    def attack(t: FuzzTable) -> bool:
         if t.peers[0].replica.current_round is not None:
-            datagram = _outsider_op(t, key, Kind.MOVE, "turn")
-            for p in t.peers[:-1]:
-                t.inject(t.now, p.index, datagram, "outsider")
-        t.call_at(t.now + 0.5, attack)
+            _to_honest(t, _outsider_op(t, key, Kind.MOVE, "turn"), "outsider")
+        return True
 
-    table.call_at(ATTACK_AT, attack)
+    _from_attack(table, lambda: 0.5, attack)
     return table, Watch(key.key_id, (DropReason.UNKNOWN_AUTHOR, DropReason.NOT_A_MEMBER))
 
 
 def _spectator_mover(config: TableConfig) -> tuple[FuzzTable, Watch]:
     """Joins as a spectator, then signs moves as if it had a seat."""
-    table = table_with_adversary(config, spectator=True)
-    bad = table.peers[-1]
+    table, bad = table_with_adversary(config, spectator=True)
 
-    def attack(t: FuzzTable) -> None:
+    def attack(t: FuzzTable) -> bool:
         sync = bad.replica.sync
         rnd = bad.replica.current_round
-        if rnd is not None and sync.logs.get(sync.me):
-            seq = sync.delivered(sync.me) + 1
-            op = seal_op(
-                bad.key,
-                op_body(
-                    Kind.MOVE,
-                    t.table_id,
-                    sync.me,
-                    seq,
-                    sync.logs[sync.me][-1].hash,
-                    sync.clock.value + 1,
-                    rnd.number,
-                    [sync.delivered(p) for p in rnd.log.participants],
-                    "turn",
-                ),
-            )
-            for p in t.peers[:-1]:
-                t.inject(t.now, p.index, op.datagram(), bad.index)
-            return
-        t.call_at(t.now + 0.5, attack)
+        if rnd is None or not sync.logs.get(sync.me):
+            return True  # not seated in a round yet: try again
+        body = _next_move_body(sync, rnd.number, rnd.log.participants)
+        _to_honest(t, seal(bad.key, body), bad.index)
+        return False
 
-    table.call_at(ATTACK_AT, attack)
+    _from_attack(table, lambda: 0.5, attack)
     return table, Watch(bad.key.key_id, (DropReason.SPECTATOR_OP,))
 
 
 def _reveal_cheat(config: TableConfig) -> tuple[FuzzTable, Watch]:
     """Its REVEAL names a seed that is not the one it committed to."""
-    table = table_with_adversary(config)
-    bad = table.peers[-1]
+    table, bad = table_with_adversary(config)
 
-    def transform(t: FuzzTable, out: list[tuple[Hashable, bytes]]) -> list[tuple[Hashable, bytes]]:
-        result = list(out)
-        for i, op in _own_ops(t, bad.index, out):
-            if op is not None and op.kind == Kind.REVEAL:
-                lie = reauthor(op, bad.key, payload=[bytes(32), op.payload[1]])
-                result[i] = (result[i][0], lie.datagram())
-        return result
-
-    bad.transform = transform
+    bad.transform = _rewriting(
+        bad.index, Kind.REVEAL, lambda op: reauthor(op, bad.key, payload=[bytes(32), op.payload[1]])
+    )
     return table, Watch(bad.key.key_id, ())
 
 
 def _lobby_wedger(config: TableConfig) -> tuple[FuzzTable, Watch]:
     """READY with shown=[]: a round that seats it cannot start."""
-    table = table_with_adversary(config)
-    bad = table.peers[-1]
+    table, bad = table_with_adversary(config)
 
-    def transform(t: FuzzTable, out: list[tuple[Hashable, bytes]]) -> list[tuple[Hashable, bytes]]:
-        result = list(out)
-        for i, op in _own_ops(t, bad.index, out):
-            if op is not None and op.kind == Kind.READY:
-                wedge = reauthor(
-                    op, bad.key, payload=[op.payload[0], op.payload[1], [], *op.payload[3:]]
-                )
-                result[i] = (result[i][0], wedge.datagram())
-        return result
+    def wedge(op: Op) -> Op:
+        return reauthor(op, bad.key, payload=[*op.payload[:2], [], *op.payload[3:]])
 
-    bad.transform = transform
+    bad.transform = _rewriting(bad.index, Kind.READY, wedge)
     return table, Watch(bad.key.key_id, ())
 
 
 def _join_flooder(config: TableConfig) -> tuple[FuzzTable, Watch]:
     """JOINs from hundreds of made-up members."""
-    table = table_with_adversary(config)
-    bad = table.peers[-1]
+    table, bad = table_with_adversary(config)
     count = [0]
 
-    def attack(t: FuzzTable) -> None:
+    def attack(t: FuzzTable) -> bool:
         for _ in range(50):
             count[0] += 1
             key = SigningKeyPair(
                 hashlib.sha256(f"flood/{config.seed}/{count[0]}".encode()).digest()
             )
-            datagram = _outsider_op(t, key, Kind.JOIN, [key.public_key, f"j{count[0]}", 1])
-            for p in t.peers[:-1]:
-                t.inject(t.now, p.index, datagram, bad.index)
-        if count[0] < 500:
-            t.call_at(t.now + 0.1, attack)
+            payload = [key.public_key, f"j{count[0]}", 1]
+            _to_honest(t, _outsider_op(t, key, Kind.JOIN, payload), bad.index)
+        return count[0] < 500
 
-    table.call_at(ATTACK_AT, attack)
+    _from_attack(table, lambda: 0.1, attack)
     return table, Watch(bad.key.key_id, (DropReason.RATE_LIMITED, DropReason.NOT_A_MEMBER))
 
 
 def _datagram_flooder(config: TableConfig) -> tuple[FuzzTable, Watch]:
     """5,000 datagrams a second from one address at every honest peer, for 10 seconds."""
-    table = table_with_adversary(config)
-    bad = table.peers[-1]
+    table, bad = table_with_adversary(config)
     rng = random.Random(f"flood/{config.seed}")
     junk = [
         derive_table_id(rng.randbytes(32), rng.randbytes(8)) * rng.randint(1, 100)
@@ -376,14 +370,12 @@ def _datagram_flooder(config: TableConfig) -> tuple[FuzzTable, Watch]:
     ]
     end = ATTACK_AT + 10.0
 
-    def attack(t: FuzzTable) -> None:
+    def attack(t: FuzzTable) -> bool:
         for _ in range(50):
-            for p in t.peers[:-1]:
-                t.inject(t.now, p.index, rng.choice(junk), bad.index)
-        if t.now < end:
-            t.call_at(t.now + 0.01, attack)
+            _to_honest(t, rng.choice(junk), bad.index)
+        return t.now < end
 
-    table.call_at(ATTACK_AT, attack)
+    _from_attack(table, lambda: 0.01, attack)
     return table, Watch(bad.key.key_id, (DropReason.RATE_LIMITED,))
 
 
@@ -392,10 +384,7 @@ def swap_op(
 ) -> bytes:
     """`datagram` with `op` in it, on its own or in a BATCH (re-signed with `key`, the
     sender's), swapped for another copy: `copy()` gives its (body, signature)."""
-    try:
-        message = decode(datagram, table=op.table)
-    except RemoteProtocolError:
-        return datagram
+    message = decoded(datagram, op.table)
     if isinstance(message, Op) and message.hash == op.hash:
         return pack([PROTOCOL_VERSION, *copy()])
     if isinstance(message, Batch) and any(body == op.body for body, _ in message.ops):
@@ -426,8 +415,7 @@ def _withholder(config: TableConfig) -> tuple[FuzzTable, Watch]:
     valid op. It goes on heartbeating (its heartbeats name that move) and playing on top of
     it. Contained when the others agree that it has departed: a heartbeat naming an op
     nobody can deliver is no sign of life (PROTOCOL.md 13.1)."""
-    table = table_with_adversary(config)
-    bad = table.peers[-1]
+    table, bad = table_with_adversary(config)
     withheld: list[tuple[Op, Callable[[], tuple[bytes, bytes]]]] = []
 
     def transform(t: FuzzTable, out: list[tuple[Hashable, bytes]]) -> list[tuple[Hashable, bytes]]:
@@ -436,7 +424,7 @@ def _withholder(config: TableConfig) -> tuple[FuzzTable, Watch]:
         if not withheld:
             log = bad.replica.sync.logs[bad.key.key_id]
             for _, op in _own_ops(t, bad.index, out):
-                if op is not None and op.kind == Kind.MOVE and op.seq >= 2:
+                if op.kind == Kind.MOVE and op.seq >= 2:
                     withheld.append((op, invalid_copies(op, log[op.seq - 2], bad.key)))
                     break
             else:

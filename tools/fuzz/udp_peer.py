@@ -1,11 +1,20 @@
 """A fuzzing target on 127.0.0.1: a table in real time whose peer 1 listens on a UDP socket.
 
-Started by `nerts-p2p fuzz mutate --target local`. It prints `PORT TABLE_ID_HEX`, then runs
-the table (bots play; the other peers are in this process) and hands every datagram that
-reaches the socket to peer 1, whose answers to outside addresses go back out of the socket.
-When its stdin closes it prints peer 1's drop counters by reason as one JSON line and exits,
-with what it watched of itself once a second (`watch`): the process's resident memory when
-the first datagram arrived and at most, and the target peer's queues at most.
+Started by `nerts-p2p fuzz mutate --target local` (twice: the second one is left alone, for
+the honest latency without the campaign). It prints `PORT TABLE_ID_HEX`, then runs the table
+(bots play; the other peers are in this process) and hands every datagram that reaches the
+socket to peer 1, whose answers to outside addresses go back out of the socket. When its
+stdin closes it prints one JSON line and exits: peer 1's drop counters by reason, the honest
+move latency, how late the table's events ran and the CPU it took, the problems its own
+watching saw (an honest peer expelled, a divergence, ...), and what it watched of itself once
+a second (`watch`): the process's resident memory when the first datagram arrived and at
+most, and the target peer's queues at most.
+
+The other peers are machines of their own, so their events are not held up by peer 1's
+socket: the loop runs every table event that is due first, and what members sent to peer 1
+with them, and gives strangers' datagrams the time left before the next event (a few at
+least). It reads at most `BACKLOG` datagrams ahead; the rest wait in the kernel's buffer,
+which drops what does not fit, as a real socket does.
 It binds to 127.0.0.1 only (the network rule) and announces nothing.
 """
 

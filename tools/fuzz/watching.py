@@ -20,7 +20,7 @@ from nerts_p2p.table.replica import (
     SeatDeparted,
 )
 from protocol.errors import RemoteProtocolError
-from protocol.messages import Heartbeat, Op, decode
+from protocol.messages import Heartbeat, Message, Op, decode
 from protocol.sync import BROADCAST
 from tools.fuzz.invariants import conservation_problems, score_problems
 
@@ -28,6 +28,14 @@ if TYPE_CHECKING:
     from nerts_p2p.game.state import GameState
     from tools.fuzz.peers import Peer
     from tools.fuzz.table import FuzzTable
+
+
+def decoded(datagram: bytes, table: bytes) -> Message | None:
+    """The message in `datagram` for this table, or None if a peer would drop it unread."""
+    try:
+        return decode(datagram, table=table)
+    except RemoteProtocolError:
+        return None
 
 
 def persist(table: FuzzTable, peer: Peer, out: list[tuple[Hashable, bytes]]) -> None:
@@ -39,10 +47,7 @@ def persist(table: FuzzTable, peer: Peer, out: list[tuple[Hashable, bytes]]) -> 
     for destination, datagram in out:
         if destination != BROADCAST:
             continue
-        try:
-            message = decode(datagram, table=table.table_id)
-        except RemoteProtocolError:
-            continue
+        message = decoded(datagram, table.table_id)
         if isinstance(message, Heartbeat):
             table.last_heartbeat[peer.index] = datagram
             continue

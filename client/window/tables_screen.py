@@ -11,7 +11,8 @@ from nerts_p2p.net.discovery import TableAd, TableBrowser
 from protocol.messages import PLAYER
 
 from .app import Task
-from .netsession import HOST_ANSWER_TIMEOUT, NetworkTable, join_table, why_not_join
+from .net_open import join_table, taking_back, why_not_join
+from .netsession import HOST_ANSWER_TIMEOUT, NetworkTable
 from .screen import App
 from .widgets import Button, TextField, button_at, column, screen_title, text_lines
 
@@ -114,7 +115,7 @@ class TablesScreen:
     def choose(self, ad: TableAd, passphrase: str = "") -> None:
         if self.joining:
             return
-        problem = why_not_join(ad, self.role)
+        problem = why_not_join(ad, self.role, resuming=taking_back(self.app.data_dir, ad))
         if problem is not None:
             self.problem = problem[0].upper() + problem[1:]
             return
@@ -135,6 +136,7 @@ class TablesScreen:
                     role=self.role,
                     host_timeout=self.host_timeout,
                     passphrase=passphrase,
+                    data_dir=app.data_dir,
                 )
             finally:
                 self.joining = False

@@ -59,9 +59,16 @@ def _identity(data_dir: Path | None) -> SigningKeyPair:
     return SigningKeyPair(seed)
 
 
-def _lock(data_dir: Path | None) -> contextlib.ExitStack:
-    """Hold the data dir for the table's life: two peers with one key would sign
-    conflicting ops (the table punishes that as equivocation)."""
+#: Data dirs this process holds (until it ends: the lock goes with the process).
+_HELD: dict[Path, contextlib.ExitStack] = {}
+
+
+def _lock(data_dir: Path | None) -> None:
+    """Hold the data dir while this window runs: two processes with one key would sign
+    conflicting ops (the table punishes that as equivocation). One window plays its tables
+    one after the other from it, so it takes the lock once."""
+    if data_dir is None or data_dir in _HELD:
+        return
     stack = contextlib.ExitStack()
     try:
         stack.enter_context(data_dir_lock(data_dir))
@@ -72,7 +79,7 @@ def _lock(data_dir: Path | None) -> contextlib.ExitStack:
         ) from exc
     except OSError as exc:
         raise NetTableError(f"the data directory {data_dir} cannot be used: {exc}") from exc
-    return stack
+    _HELD[data_dir] = stack
 
 
 async def _open_node(
@@ -177,34 +184,30 @@ async def host_table(
         raise NetTableError(
             f"you and {bots} bots need {1 + bots} seats; the table has {rules.players}"
         )
-    lock = _lock(data_dir)
-    try:
-        previous = _earlier_hosted(data_dir, table_name)
-        header = TableHeader(b"", b"", ("", 0), table_name, player_name, PLAYER, port, True)
+    _lock(data_dir)
+    previous = _earlier_hosted(data_dir, table_name)
+    header = TableHeader(b"", b"", ("", 0), table_name, player_name, PLAYER, port, True)
 
-        def fresh(key: SigningKeyPair) -> TableReplica:
-            return TableReplica.open_table(
-                key,
-                name=player_name,
-                rules=rules,
-                spectators=spectators,
-                randomness=os.urandom,
-                private=bool(passphrase),
-            )
-
-        node, store = await _open_node(
-            data_dir, header, interface, fresh, previous=previous, bootstrap=None
+    def fresh(key: SigningKeyPair) -> TableReplica:
+        return TableReplica.open_table(
+            key,
+            name=player_name,
+            rules=rules,
+            spectators=spectators,
+            randomness=os.urandom,
+            private=bool(passphrase),
         )
-        replica = node.replica
-        node.table_host = None
-        private = admission.is_private(replica.sync)
-        if private and not passphrase:
-            node.transport.close()
-            raise NetTableError(f"table {table_name!r} is private: give its passphrase to host it")
-        key = await _table_key(passphrase, replica) if private else None
-    except BaseException:
-        lock.close()
-        raise
+
+    node, store = await _open_node(
+        data_dir, header, interface, fresh, previous=previous, bootstrap=None
+    )
+    replica = node.replica
+    node.table_host = None
+    private = admission.is_private(replica.sync)
+    if private and not passphrase:
+        node.transport.close()
+        raise NetTableError(f"table {table_name!r} is private: give its passphrase to host it")
+    key = await _table_key(passphrase, replica) if private else None
     table_rules = replica.rules or rules
     address = node.address
     if interface == ALL_INTERFACES:
@@ -230,7 +233,6 @@ async def host_table(
         bot_level=bot_level,
         store=store,
         data_dir=data_dir,
-        lock=lock,
     )
     table.initial_bots = 0 if previous is not None else bots
     table.table_key = key
@@ -310,34 +312,30 @@ async def join_table(
     """Sit at (PLAYER) or watch (SPECTATOR) an announced table; served with `serve`. A
     private table needs its passphrase (a wrong one is said in the lobby). With a data dir,
     a table this window was at and did not finish is taken up again, in its old role."""
-    lock = _lock(data_dir)
-    try:
-        previous = _earlier_joined(data_dir, ad.table_id)
-        if previous is not None and previous.header is not None:
-            role = previous.header.role
-        problem = why_not_join(ad, role, resuming=previous is not None)
-        if problem is not None:
-            raise NetTableError(problem)
-        if ad.passphrase and not passphrase:
-            raise NetTableError(f"table {ad.name!r} is private: it needs its passphrase")
-        header = TableHeader(
-            ad.table_id, ad.host_fingerprint, ad.address, ad.name, player_name, role, 0, False
+    _lock(data_dir)
+    previous = _earlier_joined(data_dir, ad.table_id)
+    if previous is not None and previous.header is not None:
+        role = previous.header.role
+    problem = why_not_join(ad, role, resuming=previous is not None)
+    if problem is not None:
+        raise NetTableError(problem)
+    if ad.passphrase and not passphrase:
+        raise NetTableError(f"table {ad.name!r} is private: it needs its passphrase")
+    header = TableHeader(
+        ad.table_id, ad.host_fingerprint, ad.address, ad.name, player_name, role, 0, False
+    )
+
+    def fresh(key: SigningKeyPair) -> TableReplica:
+        return TableReplica.joining(
+            key, ad.table_id, name=player_name, role=role, randomness=os.urandom
         )
 
-        def fresh(key: SigningKeyPair) -> TableReplica:
-            return TableReplica.joining(
-                key, ad.table_id, name=player_name, role=role, randomness=os.urandom
-            )
-
-        node, store = await _open_node(
-            data_dir, header, interface, fresh, previous=previous, bootstrap=ad.address
-        )
-        node.table_host = ad.host_fingerprint
-        if passphrase:
-            await _table_key(passphrase, node.replica)
-    except BaseException:
-        lock.close()
-        raise
+    node, store = await _open_node(
+        data_dir, header, interface, fresh, previous=previous, bootstrap=ad.address
+    )
+    node.table_host = ad.host_fingerprint
+    if passphrase:
+        await _table_key(passphrase, node.replica)
     return NetworkTable(
         node,
         table_name=ad.name,
@@ -346,5 +344,4 @@ async def join_table(
         host_timeout=host_timeout,
         store=store,
         data_dir=data_dir,
-        lock=lock,
     )

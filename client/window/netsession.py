@@ -18,7 +18,6 @@ replay in `replays/`, which the window's replay screen lists beside practice mat
 
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -123,7 +122,6 @@ class NetworkTable:
         linger: float = LINGER,
         store: TableStore | None = None,
         data_dir: Path | None = None,
-        lock: contextlib.ExitStack | None = None,
         practice: bool = False,
         seed: str | None = None,
         bot_pace: float = 1.0,
@@ -141,7 +139,6 @@ class NetworkTable:
         #: The table's crash store (None: nothing is kept) and where replays go.
         self.store = store
         self.data_dir = data_dir
-        self._lock = lock or contextlib.ExitStack()
         #: A practice table: we are ready for round 1 at once, and each round starts once
         #: every seat is taken (by us and our bots).
         self.practice = practice
@@ -176,7 +173,6 @@ class NetworkTable:
         An announcement that cannot start is a problem shown in plain words."""
         announcer = self.announcer
         if self._leave.is_set():  # left before it was ever served: nothing to run
-            self._lock.close()
             return
         try:
             async with trio.open_nursery() as nursery:
@@ -206,7 +202,6 @@ class NetworkTable:
                     await announcer.aclose()
             self.node.transport.close()
             self._save_replay()
-            self._lock.close()
             self.done.set()
 
     def _farewell(self) -> None:
@@ -362,7 +357,6 @@ class NetworkTable:
         if self._nursery is None:  # never served: nothing to say goodbye to
             self.left = True
             self.node.transport.close()
-            self._lock.close()
             self.done.set()
 
     # --- a practice match as a replay ----------------------------------------------------

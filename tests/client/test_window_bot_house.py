@@ -33,6 +33,10 @@ async def frames(table: NetworkTable, until: Callable[[], bool], what: str) -> N
     assert not scope.cancelled_caught, f"the practice table never got to: {what}"
 
 
+def dealt(table: NetworkTable) -> Callable[[], bool]:
+    return lambda: table.view().phase == PLAYING
+
+
 def others_moved(table: NetworkTable) -> bool:
     rnd = table.replica.current_round
     if rnd is None:
@@ -83,7 +87,7 @@ async def test_the_same_seed_deals_the_same_practice_game() -> None:
         table = await loopback_practice(3, EXPERT, name="Ann", seed=17, bot_pace=0.2)
         async with trio.open_nursery() as nursery:
             nursery.start_soon(table.serve)
-            await frames(table, lambda t=table: t.view().phase == PLAYING, "round 1 dealt")
+            await frames(table, dealt(table), "round 1 dealt")
             rnd = table.replica.current_round
             assert rnd is not None
             deals.append((state_hash(rnd.start_state), rnd.seat_of[table.replica.me]))

@@ -267,6 +267,16 @@ class TableScreen:
         except OSError as exc:
             self.saved_problem = f"the replay could not be saved: {exc.strerror or exc}"
 
+    def to_lobby(self) -> None:
+        """Between rounds of a network table: its lobby, on the same session (the table is
+        not left; the lobby shows the table again when the next round is dealt)."""
+        from .lobby_screen import LobbyScreen
+
+        if not isinstance(self.session, NetworkTable):
+            return
+        self._closed = True  # handed over: closing this screen must not leave the table
+        self.app.show(LobbyScreen(self.app, self.session))
+
     def leave(self) -> None:
         self.close()
         pygame.display.set_caption("Nerts")

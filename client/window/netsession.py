@@ -18,7 +18,6 @@ replay in `replays/`, which the window's replay screen lists beside practice mat
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import trio
@@ -46,6 +45,7 @@ from nerts_p2p.table.lobby import (
     everyone_ready_to_start,
     has_left,
     lobby_round,
+    match_won,
     may_start_full_table,
     others_ready,
     present_players,
@@ -55,10 +55,12 @@ from protocol.envelope import PROTOCOL_VERSION
 from protocol.messages import PLAYER, SPECTATOR
 
 from .bot_house import BotHouseConfig, BotSeats
+from .lobby_model import LobbySeat, LobbyView
 from .recorder import MatchRecorder
 from .replay_file import Replay
 from .replica_view import EventReader, pending_cards, seat_names
 from .session import ENDED, LOBBY, PLAYING, SCORED, MessageNotice, Notice, TableView
+from .table_health import why_gone
 
 #: Seconds we keep serving the table after our LEAVE.
 LINGER = 1.0
@@ -74,35 +76,6 @@ SILENCE = 15.0
 
 class NetTableError(NertsError):
     """Why a table cannot be hosted or joined, in a sentence for the screen."""
-
-
-@dataclass(frozen=True)
-class LobbySeat:
-    name: str
-    ready: bool
-    me: bool
-    host: bool
-    bot: bool  # one of the bots this window seats
-
-
-@dataclass(frozen=True)
-class LobbyView:
-    """The lobby as the screen shows it: who sits, who is ready, what may be done."""
-
-    table_name: str
-    rules: Rules | None  # None until the table's OPEN has arrived
-    seats: tuple[LobbySeat, ...]
-    seats_max: int
-    spectators: int
-    joined: bool
-    playing: bool  # we hold a seat (else we watch)
-    starter: bool  # we start the next round (the host, or its successor)
-    round: int  # the round the lobby prepares
-    i_am_ready: bool
-    can_start: bool
-    bots: int  # the bots we seat (asked for, seated or on their way)
-    #: A round has been played and the next may be prepared (bots come and go now too).
-    between_rounds: bool = False
 
 
 class NetworkTable:
@@ -426,9 +399,7 @@ class NetworkTable:
 
     def _match_over(self) -> None:
         """A seat won the match: nothing of this table is left to take up again."""
-        rnd = self.replica.current_round
-        won = rnd is not None and rnd.final is not None and rnd.final.match_winner is not None
-        if won and self.store is not None and not self.store.ended:
+        if match_won(self.replica) and self.store is not None and not self.store.ended:
             self.store.end()
 
     def _intent(self, intent: Intent) -> None:
@@ -445,43 +416,15 @@ class NetworkTable:
         """Whether the table is gone for us, in plain words (shown until we leave)."""
         if self.problem is not None:
             return
-        replica = self.replica
         opened = self._opened_at if self._opened_at is not None else now
-        refused = replica.admission_refused
-        if refused is not None:
-            self.problem = (
-                f"wrong passphrase for table {self.table_name!r}"
-                if refused == "wrong passphrase"
-                else f"table {self.table_name!r} did not let us in: {refused}"
-            )
-            return
-        if replica.sync.open_op is None:
-            if now - opened > self.host_timeout:
-                self.problem = (
-                    f"the table's host does not answer (nothing for {self.host_timeout:g} s): "
-                    "the table is gone"
-                )
-            return
-        others = [m for a, m in replica.sync.members.items() if a != replica.me]
-        rnd = replica.current_round
-        match_over = (
-            rnd is not None and rnd.final is not None and rnd.final.match_winner is not None
+        self.problem = why_gone(
+            self.node,
+            table_name=self.table_name,
+            waited=now - opened,
+            now=now,
+            host_timeout=self.host_timeout,
+            silence=self.silence,
         )
-        # A host waits in its lobby for players, however many came and went.
-        waiting = rnd is None and replica.sync.host == replica.me
-        if others and all(m.left for m in others) and not match_over and not waiting:
-            self.problem = "everyone else left the table"
-            return
-        host = replica.sync.host
-        between_rounds = rnd is None or rnd.final is not None
-        if host is not None and host != replica.me and between_rounds and not match_over:
-            quiet = self.node.silence(host, now)
-            member = replica.sync.members.get(host)
-            if quiet is not None and quiet > self.silence and member is not None:
-                self.problem = (
-                    f"the table's host ({member.name}) has sent nothing for {quiet:.0f} s: "
-                    "the table is gone"
-                )
 
     def _drain(self, refusal_of: Intent | None = None) -> Rejection | None:
         """Take what the node passed on; returns the refusal of `refusal_of`, if any."""

@@ -79,3 +79,15 @@ def others_ready(replica: TableReplica) -> bool:
         and number not in replica.sync.epochs
         and replica.sync.starter(number) == replica.me
     )
+
+
+def match_won(replica: TableReplica) -> bool:
+    """The match is over: the last round is final and a seat reached the target."""
+    rnd = replica.current_round
+    return rnd is not None and rnd.final is not None and rnd.final.match_winner is not None
+
+
+def everyone_else_left(replica: TableReplica) -> bool:
+    """Others were at the table, and every one of them has sent its LEAVE."""
+    others = [m for author, m in replica.sync.members.items() if author != replica.me]
+    return bool(others) and all(m.left for m in others)

@@ -247,6 +247,9 @@ class BotSeats:
         self.problems: list[str] = []
         self._send, self._requests = trio.open_memory_channel[bytes](64)
         self._process: trio.Process | None = None
+        self._closing = False
+        #: The process ended without being asked to (it crashed, or was killed).
+        self.stopped = False
         self.done = trio.Event()
 
     def add(self) -> None:
@@ -266,6 +269,7 @@ class BotSeats:
 
     def close(self) -> None:
         """No more requests: the process's stdin closes once the queued ones are sent."""
+        self._closing = True
         self._send.close()
 
     async def run(self) -> None:
@@ -284,7 +288,7 @@ class BotSeats:
         assert process.stdout is not None
         try:
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(self._read, process.stdout)
+                nursery.start_soon(self._read, process.stdout, nursery.cancel_scope)
                 try:
                     await process.stdin.send_all(self.config.to_line())
                     async for line in self._requests:
@@ -302,13 +306,21 @@ class BotSeats:
                 await process.wait()
             self.done.set()
 
-    async def _read(self, stream: trio.abc.ReceiveStream) -> None:
+    async def _read(self, stream: trio.abc.ReceiveStream, scope: trio.CancelScope) -> None:
         buffer = b""
-        async for chunk in stream:
-            buffer += chunk
-            *lines, buffer = buffer.split(b"\n")
-            for line in lines:
-                self._on_line(line)
+        try:
+            async for chunk in stream:
+                buffer += chunk
+                *lines, buffer = buffer.split(b"\n")
+                for line in lines:
+                    self._on_line(line)
+        except trio.BrokenResourceError:
+            pass
+        if not self._closing:  # its output ended before we let it go: it is gone
+            self.stopped = True
+            self.seated.clear()
+            self.problems.append("the bots' process stopped: its bots have left the table")
+            scope.cancel()
 
     def _on_line(self, line: bytes) -> None:
         try:

@@ -284,6 +284,7 @@ class NetworkTable:
             return
         self._act(now)
         self._check(now)
+        self._bot_news()
         rnd = self.replica.current_round
         if rnd is not None:
             self.round_started_at.setdefault(rnd.number, now)
@@ -396,6 +397,16 @@ class NetworkTable:
         start = may_start_full_table if self.practice else everyone_ready_to_start
         if start(replica) and self._due("start", upcoming, now):
             self._intent(Start())
+
+    def _bot_news(self) -> None:
+        """What the bots' process had to say; at practice, bots gone is the table gone."""
+        bots = self.bots
+        if bots is None:
+            return
+        self._notices.extend(MessageNotice(text) for text in bots.problems)
+        bots.problems.clear()
+        if bots.stopped and self.practice and self.problem is None:
+            self.problem = "the bots' process stopped: the practice table cannot go on"
 
     def _match_over(self) -> None:
         """A seat won the match: nothing of this table is left to take up again."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import os
+import signal
 from collections.abc import Callable
 
 import trio
@@ -109,3 +110,21 @@ def test_the_bots_configuration_survives_its_trip_through_the_pipe() -> None:
         pace=0.5,
     )
     assert BotHouseConfig.from_line(config.to_line().decode()) == config
+
+
+async def test_a_practice_table_whose_bots_process_dies_says_so() -> None:
+    table = await loopback_practice(2, EXPERT, name="Ann", bot_pace=0.2)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(table.serve)
+        await frames(table, lambda: table.bots is not None and bool(table.bots.seated), "a bot")
+        bots = table.bots
+        assert bots is not None
+        assert bots.pid is not None
+        os.kill(bots.pid, signal.SIGKILL)
+        await frames(table, lambda: table.problem is not None, "the problem said")
+        assert table.problem == "the bots' process stopped: the practice table cannot go on"
+        assert bots.exit_code == -signal.SIGKILL
+        table.leave()
+        with trio.fail_after(WAIT):
+            await table.done.wait()
+        nursery.cancel_scope.cancel()

@@ -19,9 +19,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import trio
 
 from client.window.layout import NERTS, WASTE, WORK, PileRef, pile_rect, table_layout
-from client.window.practice import practice_table
+from client.window.net_open import loopback_practice
 from client.window.replay_file import load_replay
 from client.window.session import PLAYING
 from nerts_p2p.game.bots import NOVICE
@@ -203,17 +204,28 @@ def _opening_move(state: GameState, seat: int) -> Move:
 
 
 def _seed_with_a_work_move() -> tuple[int, int, Move]:
-    for seed in range(1, 40):
-        table = practice_table(4, NOVICE, name="Ann", seed=seed)
-        for _ in range(200):
-            table.advance(table.now + 1 / 60)
-            if table.view().phase == PLAYING:
-                break
-        view = table.view()
+    """A seed whose practice deal gives our seat a work-pile move: found by opening the
+    same practice table the window opens (`--practice --seed N`: our node here, the bots in
+    their process, on 127.0.0.1), which deals the same game for the same seed."""
+
+    async def deal(seed: int) -> tuple[GameState, int]:
+        table = await loopback_practice(4, NOVICE, name="Ann", seed=seed)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(table.serve)
+            with trio.fail_after(60):
+                while table.view().phase != PLAYING:
+                    table.advance(trio.current_time())
+                    await trio.sleep(1 / 60)
+            view = table.view()
+            table.leave()
         assert view.state is not None
         assert view.my_seat is not None
+        return view.state, view.my_seat
+
+    for seed in range(1, 40):
+        state, seat = trio.run(deal, seed)
         try:
-            return seed, view.my_seat, _opening_move(view.state, view.my_seat)
+            return seed, seat, _opening_move(state, seat)
         except LookupError:
             continue
     raise AssertionError("no seed deals a work-pile move")

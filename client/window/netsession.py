@@ -47,6 +47,7 @@ from nerts_p2p.table.lobby import (
     lobby_round,
     match_won,
     may_start_full_table,
+    moves_open,
     others_ready,
     present_players,
 )
@@ -260,8 +261,10 @@ class NetworkTable:
                 phase = LOBBY  # we asked for the next round: it is being dealt
         elif rnd.state.ended:
             phase = ENDED
-        else:
+        elif moves_open(rnd):
             phase = PLAYING
+        else:
+            phase = LOBBY  # dealt, but not every player's mix nonce is here: still dealing
         started = self.round_started_at.get(rnd.number, self.now)
         return TableView(
             phase,

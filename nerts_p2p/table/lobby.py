@@ -9,7 +9,7 @@ partnerships; only the round's starter starts it), so they live here and not in 
 from __future__ import annotations
 
 from nerts_p2p.game.rules import Rules
-from nerts_p2p.table.replica import TableReplica
+from nerts_p2p.table.replica import ReplicatedRound, TableReplica
 from protocol.messages import PLAYER
 
 
@@ -35,7 +35,7 @@ def has_left(replica: TableReplica, author: bytes | None = None) -> bool:
 
 def lobby_round(replica: TableReplica) -> int:
     """The round the lobby prepares: the upcoming one between rounds, and while a round is
-    played the one after it (a READY for r+1 may come while r is played: PROTOCOL.md 18)."""
+    played the one after it (a READY for r+1 may come while r is played: PROTOCOL.md 15)."""
     upcoming = replica.upcoming_round()
     if upcoming is not None:
         return upcoming
@@ -91,3 +91,11 @@ def everyone_else_left(replica: TableReplica) -> bool:
     """Others were at the table, and every one of them has sent its LEAVE."""
     others = [m for author, m in replica.sync.members.items() if author != replica.me]
     return bool(others) and all(m.left for m in others)
+
+
+def moves_open(rnd: ReplicatedRound) -> bool:
+    """Moves of this round count now: every participant's mix nonce is here, or it owes
+    none any more (departed, expelled). Before that `TableReplica.play` refuses (the moves'
+    order depends on the nonces, PROTOCOL.md 6), so a shell shows the round as being dealt."""
+    log = rnd.log
+    return all(p in log.nonces or not log.owes_nonce(p, (2**62, b"")) for p in log.participants)

@@ -4,6 +4,8 @@ window used to answer them itself (issue 8: the window never decides a rule)."""
 
 from __future__ import annotations
 
+from nerts_p2p.game.errors import Rejection
+from nerts_p2p.game.moves import TURN, Move
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.table.lobby import (
     everyone_else_left,
@@ -11,10 +13,12 @@ from nerts_p2p.table.lobby import (
     has_left,
     lobby_round,
     may_start_full_table,
+    moves_open,
     others_ready,
     players_to_start,
     present_players,
 )
+from protocol.sync import BROADCAST
 
 from .table_helpers import ManualTable, fixed_randomness
 
@@ -79,3 +83,28 @@ def test_who_left_is_the_cores_answer() -> None:
     table.collect()
     table.deliver_all()
     assert everyone_else_left(host)
+
+
+def test_moves_open_once_every_players_mix_nonce_is_here() -> None:
+    table = three_at_a_table_of_four()
+    host, p1, _ = table.players
+    for replica in table.players:
+        replica.ready()
+    table.collect()
+    table.deliver_all()
+    host.start()
+    for destination, datagram in host.outgoing():  # the START reaches p1 alone
+        if destination in (BROADCAST, 1):
+            p1.receive(datagram, 0, table.now)
+    rnd = p1.current_round
+    assert rnd is not None
+    assert p1.seat is not None
+    assert not moves_open(rnd), "p2's mix nonce has not arrived"
+    refused = p1.play(Move(p1.seat, TURN))
+    assert isinstance(refused, Rejection), "play refuses exactly while moves are not open"
+    table.collect()
+    table.deliver_all()
+    table.settle()
+    assert p1.current_round is rnd
+    assert moves_open(rnd)
+    assert not isinstance(p1.play(Move(p1.seat, TURN)), Rejection)

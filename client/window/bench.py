@@ -13,6 +13,8 @@ while a round is being played count. Per frame:
   window's part plus, between frames, our node taking in every datagram of the table
   (verifying and folding every op once, in our replica) and sending ours. This is what a
   player's process spends per frame with the other seats in play;
+- `table moves per s`: every seat's moves our replica folded, per second of those frames
+  (the play the frames carried);
 - `bots`: the bots' process's CPU (all its seats' replicas and thinking) per frame on
   average, from its resource usage: work the machine does beside the window, said so the
   figures are honest, not part of any frame.
@@ -68,6 +70,7 @@ def measure_table(seats: int, *, seed: int, frames: int = FRAMES) -> dict[str, f
     samples: dict[str, list[float]] = {f"{k} {c}": [] for k in kinds for c in ("cpu", "wall")}
     children_before = _children_cpu()
     started = time.perf_counter()
+    played: list[NetworkTable] = []
 
     async def run() -> None:
         import pygame
@@ -98,6 +101,10 @@ def measure_table(seats: int, *, seed: int, frames: int = FRAMES) -> dict[str, f
                     and isinstance(screen.session, NetworkTable)
                     and screen.view.phase == PLAYING
                 )
+                if counts and not played:
+                    assert isinstance(screen, TableScreen)
+                    assert isinstance(screen.session, NetworkTable)
+                    played.append(screen.session)
                 if counts:
                     samples["draw cpu"].append((c2 - c1) * 1000)
                     samples["draw wall"].append((w2 - w1) * 1000)
@@ -128,6 +135,15 @@ def measure_table(seats: int, *, seed: int, frames: int = FRAMES) -> dict[str, f
     for name, values in samples.items():
         out[f"{name} p50"] = _percentile(values, 0.5)
         out[f"{name} p99"] = _percentile(values, 0.99)
+    # How much play the frames carried: every seat's moves our replica folded, per second
+    # of counted frames (a starved bots' process would show here as fewer moves).
+    moves = sum(
+        1
+        for rnd in played[0].replica.rounds.values()
+        for step in rnd.steps
+        if step.move is not None
+    )
+    out["table moves per s"] = moves / (len(samples["window cpu"]) / FPS)
     # The bots' process has ended (wind_down waited for it): its whole CPU over the run,
     # per 1/60 s of it.
     periods = (time.perf_counter() - started) * FPS
@@ -143,7 +159,8 @@ def client_benchmarks(*, repeats: int = 3) -> dict[str, dict[str, float]]:
         runs = [measure_table(seats, seed=100 + r) for r in range(repeats)]
         for key in runs[0]:
             values = [run[key] for run in runs]
-            results[f"{seats} seats {key} (ms)"] = {
+            unit = "" if key.endswith("per s") else " (ms)"
+            results[f"{seats} seats {key}{unit}"] = {
                 "median": statistics.median(values),
                 "min": min(values),
                 "max": max(values),

@@ -272,6 +272,7 @@ def test_a_few_moves_of_a_practice_round_with_mouse_and_keys(xserver: str, tmp_p
     assert len(saved) == 1, "leaving the table saves the match"
     replay = load_replay(saved[0])
     ours = [m.move for m in replay.rounds[0].moves if m.move.seat == seat]
+    assert ours, f"no move of our seat {seat} in {replay.names}: {replay.rounds[0].moves[:5]}"
     assert ours[0].without_reveals() == move, "the drag played the move the test aimed at"
     turns = [m for m in ours[1:] if m.action in (TURN, RECYCLE)]
     assert len(turns) == 2, ours

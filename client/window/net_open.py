@@ -140,6 +140,11 @@ def _earlier_hosted(data_dir: Path | None, table_name: str) -> TableStore | None
         return None
     for store in resumable_tables(data_dir):
         if store.header is not None and store.header.hosting and store.header.name == table_name:
+            if not store.own_ops:
+                # Closed before its OPEN was stored, so before anything was sent: that
+                # table never existed for anyone else, and cannot be resumed.
+                store.end()
+                continue
             return store
     return None
 
@@ -207,6 +212,13 @@ async def host_table(
     if private and not passphrase:
         node.transport.close()
         raise NetTableError(f"table {table_name!r} is private: give its passphrase to host it")
+    if not private and passphrase:
+        # The signed OPEN fixed the table as open: a passphrase now would protect nothing.
+        node.transport.close()
+        raise NetTableError(
+            f"table {table_name!r} was opened without a passphrase and stays open: host it "
+            "again without one, or host a private table under another name"
+        )
     key = await _table_key(passphrase, replica) if private else None
     table_rules = replica.rules or rules
     address = node.address

@@ -11,12 +11,13 @@ from collections.abc import Callable
 from dataclasses import replace
 
 import pygame
+import pytest
 import trio
 
 from client.window.lobby_screen import LobbyScreen, enter_lobby
 from client.window.menus import ReplayListScreen
 from client.window.net_open import host_table, join_table
-from client.window.netsession import NetworkTable
+from client.window.netsession import NetTableError, NetworkTable
 from client.window.replay_screen import ReplayScreen
 from client.window.round_end import match_rows
 from client.window.session import SCORED
@@ -224,3 +225,46 @@ async def test_a_window_that_crashed_takes_its_seat_back(headless: None) -> None
 
 def what_of(table: NetworkTable) -> str:
     return table.problem or "no problem"
+
+
+async def test_a_hosting_window_that_crashed_hosts_the_same_table_again(headless: None) -> None:
+    """Hosting again under the same table name from the same data directory takes the
+    table up again (same table, same key); a passphrase cannot make it private now."""
+    async with trio.open_nursery() as nursery:
+        app = network_app(nursery, "Ann")
+        name = table_name("again")
+
+        async def host(passphrase: str = "") -> NetworkTable:
+            return await host_table(
+                LO,
+                table_name=name,
+                player_name="Ann",
+                rules=Rules(seats=2),
+                spectators=True,
+                passphrase=passphrase,
+                data_dir=app.data_dir,
+            )
+
+        first = await host()
+        crash = trio.CancelScope()
+
+        async def serve_until_crash() -> None:
+            with crash:
+                await first.serve()
+
+        nursery.start_soon(serve_until_crash)
+        with trio.fail_after(WAIT):
+            while first.node.cancel_scope is None:  # running: its OPEN is in the store
+                await trio.sleep(0.01)
+        crash.cancel()
+        with trio.fail_after(WAIT):
+            await first.done.wait()
+        with pytest.raises(NetTableError, match="stays open"):
+            await host("a late secret")
+        again = await host()
+        assert again.replica.sync.table == first.replica.sync.table
+        assert again.replica.me == first.replica.me
+        assert again.store is not None
+        assert again.store.own_ops, "it goes on from its stored OPEN"
+        again.leave()
+        nursery.cancel_scope.cancel()

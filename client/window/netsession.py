@@ -303,7 +303,7 @@ class NetworkTable:
         if replica.seat is None:
             return Rejection(RejectReason.NO_SUCH_SEAT, "you are watching: you have no seat")
         rnd = replica.current_round
-        if self.left or rnd is None or rnd.state.ended:
+        if self.left or rnd is None:  # an ended round: the engine says so itself
             return Rejection(RejectReason.ROUND_OVER, "no round is being played")
         intent = Play(move)
         self.node.apply_intent(intent)

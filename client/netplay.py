@@ -168,8 +168,8 @@ async def _open_node(
         and store.header.hosting
         and not store.own_ops
     ):
-        # Killed before its OPEN was stored, so before anything was sent: that table
-        # never existed for anyone else, and without its OPEN it cannot be resumed.
+        # Killed before its OPEN was stored, so before anything was sent: that table never
+        # existed for anyone else, and without its OPEN it cannot be resumed.
         store.end()
     if store is not None and store.header is not None and not store.ended:
         try:

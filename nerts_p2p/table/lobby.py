@@ -1,101 +1,106 @@
-"""The table between rounds, as every shell asks about it: who sits, who is ready, whether
-the next round may be started now, and whether a member has left.
+"""The lobby's intents: joining (knock, then JOIN once the host's ADMIT is here), READY
+with a fresh committed deal, and START of the next round with the ready players.
 
-Windows, the CLI's autopilot and tests ask these questions; the answers are rules of the
-table (PROTOCOL.md 5: a round needs at least two ready players, two per seat with
-partnerships; only the round's starter starts it), so they live here and not in a shell.
+Separate because these run between rounds, on the membership side of the table, and the
+host checks a START here before it signs it.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from nerts_p2p.game.deck import SALT_BYTES, SEED_BYTES, deal_seat
+from nerts_p2p.game.errors import NertsError
 from nerts_p2p.game.rules import Rules
-from nerts_p2p.table.replica import ReplicatedRound, TableReplica
-from protocol.messages import PLAYER
+from protocol.errors import LocalProtocolError
+from protocol.messages import MIX_NONCE_LEN, PLAYER, Kind, Op
+from protocol.order import nonce_commitment
+
+from . import round_start
+from .commitments import deal_commitment
+from .presence import seal_escrow
+from .wire import rules_to_wire
+
+if TYPE_CHECKING:
+    from .replica import TableReplica
 
 
-def players_to_start(rules: Rules) -> int:
-    """The fewest ready players a round can be started with (`TableReplica.start`)."""
-    return 2 * (2 if rules.partnerships else 1)
+def join(replica: TableReplica) -> Op | None:
+    """Join the table: ask the host to admit us (PROTOCOL.md 17), and JOIN once its
+    ADMIT is here. Returns the JOIN if it could be signed now; else it is signed by
+    itself when the admission arrives (`admission_refused` says if it never will)."""
+    if replica.sync.open_op is None:
+        raise NertsError("the table's OPEN has not arrived yet")
+    door = replica.sync.admission
+    door.knock(replica.role, replica.name, door.now)
+    op = join_if_admitted(replica)
+    replica._after_sync()
+    return op
 
 
-def present_players(replica: TableReplica) -> list[tuple[bytes, str]]:
-    """Players at the table who have not left, in the order they joined: (key id, name)."""
-    return [
-        (author, member.name)
-        for author, member in replica.sync.members.items()
-        if member.role == PLAYER and not member.left
-    ]
+def join_if_admitted(replica: TableReplica) -> Op | None:
+    sync = replica.sync
+    door = sync.admission
+    if door.wanted is None or replica.is_member or not replica.can_author:
+        return None
+    admitted = sync.admits.get(replica.me)
+    if admitted is None or sync.host is None or sync.delivered(sync.host) < admitted[0]:
+        return None
+    try:
+        return sync.author(Kind.JOIN, 0, [sync.key.public_key, replica.name, replica.role])
+    except LocalProtocolError:
+        return None  # not yet (a restart waits for its own chain): asked again later
 
 
-def has_left(replica: TableReplica, author: bytes | None = None) -> bool:
-    """Whether `author` (default: we) has sent its LEAVE (it then authors nothing more)."""
-    member = replica.sync.members.get(replica.me if author is None else author)
-    return member is not None and member.left
-
-
-def lobby_round(replica: TableReplica) -> int:
-    """The round the lobby prepares: the upcoming one between rounds, and while a round is
-    played the one after it (a READY for r+1 may come while r is played: PROTOCOL.md 15)."""
-    upcoming = replica.upcoming_round()
-    if upcoming is not None:
-        return upcoming
-    return max(replica.rounds) + 1 if replica.rounds else 1
-
-
-def everyone_ready_to_start(replica: TableReplica) -> bool:
-    """We are the starter of the upcoming round and may start it now with every player
-    present: at least `players_to_start`, every one ready, no more than the table seats."""
+def ready(replica: TableReplica) -> Op:
+    """Commit to a fresh deal for the next round and show its face-up cards."""
     rules = replica.rules
-    upcoming = replica.upcoming_round()
-    if rules is None or upcoming is None:
-        return False
-    present = present_players(replica)
-    needed = min(rules.players, max(players_to_start(rules), len(present)))
-    return replica.may_start(upcoming, needed)
-
-
-def may_start_full_table(replica: TableReplica) -> bool:
-    """We may start the upcoming round and every seat is taken by a ready player (a
-    practice table waits for all its bots)."""
-    rules = replica.rules
-    upcoming = replica.upcoming_round()
-    if rules is None or upcoming is None:
-        return False
-    return replica.may_start(upcoming, rules.players)
-
-
-def others_ready(replica: TableReplica) -> bool:
-    """Every other player present is ready for the lobby's round, and there is at least
-    one: the starter's Start button can be pressed (its own READY comes with it)."""
-    rules = replica.rules
-    if rules is None or replica.upcoming_round() is None:
-        return False
-    number = lobby_round(replica)
-    ready = set(replica.ready_players(number))
-    others = [a for a, _ in present_players(replica) if a != replica.me]
-    return (
-        len(others) + 1 >= players_to_start(rules)
-        and all(a in ready for a in others)
-        and number not in replica.sync.epochs
-        and replica.sync.starter(number) == replica.me
+    if rules is None or replica.role != PLAYER:
+        raise NertsError("only a player at an open table can be ready")
+    number = (max(replica.rounds) if replica.rounds else 0) + 1
+    seed, salt = replica.randomness(SEED_BYTES), replica.randomness(SALT_BYTES)
+    nonce = replica.randomness(MIX_NONCE_LEN)
+    deal = deal_seat(rules, 0, seed)
+    shown = [deal.nerts[-1] & 63, *(c & 63 for c in deal.work)]
+    escrow = seal_escrow(replica.sync.key, seed + salt + nonce, replica.randomness(24))
+    op = replica.sync.author(
+        Kind.READY,
+        0,
+        [number, deal_commitment(seed, salt), shown, nonce_commitment(nonce), escrow],
     )
+    replica.my_secrets[number] = (seed, salt)
+    replica.my_nonces[number] = nonce
+    replica._after_sync()
+    return op
 
 
-def match_won(replica: TableReplica) -> bool:
-    """The match is over: the last round is final and a seat reached the target."""
-    rnd = replica.current_round
-    return rnd is not None and rnd.final is not None and rnd.final.match_winner is not None
-
-
-def everyone_else_left(replica: TableReplica) -> bool:
-    """Others were at the table, and every one of them has sent its LEAVE."""
-    others = [m for author, m in replica.sync.members.items() if author != replica.me]
-    return bool(others) and all(m.left for m in others)
-
-
-def moves_open(rnd: ReplicatedRound) -> bool:
-    """Moves of this round count now: every participant's mix nonce is here, or it owes
-    none any more (departed, expelled). Before that `TableReplica.play` refuses (the moves'
-    order depends on the nonces, PROTOCOL.md 6), so a shell shows the round as being dealt."""
-    log = rnd.log
-    return all(p in log.nonces or not log.owes_nonce(p, (2**62, b"")) for p in log.participants)
+def start(replica: TableReplica) -> Op:
+    """(Host) start the next round with every player who is ready for it."""
+    rules = replica.rules
+    number = (max(replica.rounds) if replica.rounds else 0) + 1
+    starter = replica.sync.starter(number)
+    if rules is None or starter != replica.me:
+        if starter != replica.sync.host:
+            raise NertsError("only the departed host's successor starts this round")
+        raise NertsError("only the table's host starts a round")
+    if replica.rounds and replica.rounds[number - 1].final is None:
+        raise NertsError(f"round {number - 1} is not final yet")
+    per_seat = 2 if rules.partnerships else 1
+    players = replica.ready_players(number)[: rules.seats * per_seat]
+    players = players[: len(players) - len(players) % per_seat]
+    if len(players) < 2 * per_seat:
+        raise NertsError(f"a round needs at least {2 * per_seat} ready players")
+    seats = [i // per_seat for i in range(len(players))]
+    seated = Rules.from_dict({**rules.to_dict(), "seats": len(players) // per_seat})
+    payload = [players, seats, rules_to_wire(seated)]
+    # A START that would fail here would fail everywhere and use up round `number` for
+    # good: check the round can start before signing it.
+    latest = {p: replica.sync.readies[(number, p)][-1] for p in players}
+    round_start.round_setup(replica, number, payload, dict(latest))
+    try:
+        op = replica.sync.author(Kind.START, number, payload)
+    except LocalProtocolError as exc:
+        # Refused before it was signed or sent: round `number` is still free to start.
+        raise NertsError(f"round {number} cannot start: {exc.message}") from exc
+    replica._after_sync()
+    return op

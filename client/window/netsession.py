@@ -5,7 +5,7 @@ the table's mDNS announcement and the process of the bots the host seats, `bot_h
 the window's nursery; each frame `advance` reads what the node passed on and acts as a
 person at the table would: join once the table's OPEN is here, say ready when asked to, and
 (the host, or its successor) start the round once every player present is ready. Whether a
-round may start, and with whom, is the core's answer (`nerts_p2p.table.lobby`). Moves go
+round may start, and with whom, is the core's answer (`nerts_p2p.table.status`). Moves go
 straight to the node (`apply_intent` is synchronous), so a move the engine refuses comes
 back in the same frame with the engine's reason.
 
@@ -41,7 +41,8 @@ from nerts_p2p.net.node import (
 )
 from nerts_p2p.net.replay import save_replay
 from nerts_p2p.net.store import TableStore
-from nerts_p2p.table.lobby import (
+from nerts_p2p.table.replica import TableReplica
+from nerts_p2p.table.status import (
     everyone_ready_to_start,
     has_left,
     lobby_round,
@@ -51,7 +52,6 @@ from nerts_p2p.table.lobby import (
     others_ready,
     present_players,
 )
-from nerts_p2p.table.replica import TableReplica
 from protocol.envelope import PROTOCOL_VERSION
 from protocol.messages import PLAYER, SPECTATOR
 

@@ -2,14 +2,14 @@
 
 A table is gone when its host turned us away (a wrong passphrase, a full table), never
 answered, went quiet between rounds, or when everyone else left before the match was won.
-The facts (who left, whether the match is won) are the core's (`nerts_p2p.table.lobby`);
+The facts (who left, whether the match is won) are the core's (`nerts_p2p.table.status`);
 how long to wait for a quiet host is the window's patience.
 """
 
 from __future__ import annotations
 
 from nerts_p2p.net.node import TableNode
-from nerts_p2p.table.lobby import everyone_else_left, match_won
+from nerts_p2p.table.status import everyone_else_left, match_won
 
 
 def why_gone(

@@ -8,9 +8,14 @@ partnerships; only the round's starter starts it), so they live here and not in 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from nerts_p2p.game.rules import Rules
-from nerts_p2p.table.replica import ReplicatedRound, TableReplica
 from protocol.messages import PLAYER
+
+if TYPE_CHECKING:
+    from .replica import TableReplica
+    from .round import ReplicatedRound
 
 
 def players_to_start(rules: Rules) -> int:
@@ -95,7 +100,8 @@ def everyone_else_left(replica: TableReplica) -> bool:
 
 def moves_open(rnd: ReplicatedRound) -> bool:
     """Moves of this round count now: every participant's mix nonce is here, or it owes
-    none any more (departed, expelled). Before that `TableReplica.play` refuses (the moves'
-    order depends on the nonces, PROTOCOL.md 6), so a shell shows the round as being dealt."""
+    none any more (departed, expelled). Before that `TableReplica.play` refuses (the
+    moves' order depends on the nonces, PROTOCOL.md 6; `nerts_p2p.table.playing` checks
+    the same), so a shell shows the round as being dealt."""
     log = rnd.log
     return all(p in log.nonces or not log.owes_nonce(p, (2**62, b"")) for p in log.participants)

@@ -1,4 +1,4 @@
-"""The questions a shell asks the core between rounds (`nerts_p2p/table/lobby.py`): who is
+"""The questions a shell asks the core between rounds (`nerts_p2p/table/status.py`): who is
 present, whether the starter may start now, which round the lobby prepares, who left. The
 window used to answer them itself (issue 8: the window never decides a rule)."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 from nerts_p2p.game.errors import Rejection
 from nerts_p2p.game.moves import TURN, Move
 from nerts_p2p.game.rules import Rules
-from nerts_p2p.table.lobby import (
+from nerts_p2p.table.status import (
     everyone_else_left,
     everyone_ready_to_start,
     has_left,

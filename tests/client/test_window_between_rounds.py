@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from dataclasses import replace
 
 import pygame
 import pytest
@@ -23,6 +22,7 @@ from client.window.round_end import match_rows
 from client.window.session import SCORED
 from client.window.settings import seat_colours
 from client.window.table_screen import TableScreen
+from client.window.tables_screen import TablesScreen, table_line
 from nerts_p2p.game.bots import EXPERT, BotPlayer
 from nerts_p2p.game.position import state_hash
 from nerts_p2p.game.rules import Rules
@@ -31,7 +31,15 @@ from protocol.envelope import PROTOCOL_VERSION
 from protocol.messages import PLAYER
 
 from ..net.procs import table_name
-from .net_window_helpers import LO, WAIT, close_window, frames_until, network_app, press
+from .net_window_helpers import (
+    LO,
+    WAIT,
+    click,
+    close_window,
+    frames_until,
+    network_app,
+    press,
+)
 from .test_window_network import headless, play_our_seat, save
 from .test_window_render import colours_in, near
 
@@ -202,20 +210,40 @@ async def test_a_window_that_crashed_takes_its_seat_back(headless: None) -> None
         crash.cancel()  # the window dies: no LEAVE, its socket gone
         with trio.fail_after(WAIT):
             await first.done.wait()
-        full = replace(ad, seats_taken=2)  # the table looks full: our seat is kept for us
-        again = await join_table(LO, full, player_name="Bob", role=PLAYER, data_dir=app.data_dir)
+        # Opened again: the table is in the Join list, full to the eye, marked as ours.
+        listing = TablesScreen(app, PLAYER)
+        app.show(listing)
+
+        def hosting(done: Callable[[], bool]) -> Callable[[], bool]:
+            def check() -> bool:
+                host.advance(trio.current_time())
+                return done()
+
+            return check
+
+        await frames_until(
+            app,
+            hosting(lambda: any(a.table_id == ad.table_id and a.full for a in listing.tables)),
+            "the table listed, full: both seats are taken, Bob's is still his",
+        )
+        listed = next(a for a in listing.tables if a.table_id == ad.table_id)
+        row = next(b for b in listing.buttons() if b.label == table_line(listed, yours=True))
+        click(app, row.rect.center)
+        await frames_until(
+            app, hosting(lambda: isinstance(app.screen, TableScreen)), "back at the table"
+        )
+        screen = app.screen
+        assert isinstance(screen, TableScreen)
+        again = screen.session
+        assert isinstance(again, NetworkTable)
         assert again.replica.me == me, "the same key: the same member"
-        nursery.start_soon(again.serve)
-        tables = [host, again]
-        await frames(
-            lambda: again.replica.seat == seat and not again.node.resuming, "the seat back"
+        await frames_until(
+            app, hosting(lambda: screen.view.my_seat == seat), "our seat back, as it was"
         )
         assert again.problem is None
         assert not host.replica.sync.members[me].left
-        view = again.view()
-        assert view.my_seat == seat
-        assert view.state is not None
-        again.leave()
+        assert screen.view.state is not None
+        await close_window(app)
         host.leave()
         with trio.fail_after(WAIT):
             await again.done.wait()

@@ -31,6 +31,8 @@ import resource
 import statistics
 import time
 
+from nerts_p2p.game.errors import NertsError
+
 FRAMES = 900  # 15 s of play per run
 FPS = 60
 #: Give up on a run that has not seen its frames after this long (a broken table).
@@ -127,7 +129,7 @@ def measure_table(seats: int, *, seed: int, frames: int = FRAMES) -> dict[str, f
 
         pygame.quit()
     if len(samples["frame cpu"]) < frames:
-        raise RuntimeError(
+        raise NertsError(
             f"the practice table played only {len(samples['frame cpu'])} frames in "
             f"{RUN_LIMIT:g} s (its bots did not seat?)"
         )

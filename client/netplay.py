@@ -162,11 +162,15 @@ async def _open_node(
     table and its match had not ended, else fresh (`fresh(key)` makes the replica)."""
     key = _identity(data_dir)
     store = TableStore.open(data_dir, header.table) if data_dir and header.table else None
-    if store is not None and store.header is not None and store.header.hosting:
-        if not store.own_ops:
-            # Killed before its OPEN was stored, so before anything was sent: that table
-            # never existed for anyone else, and without its OPEN it cannot be resumed.
-            store.end()
+    if (
+        store is not None
+        and store.header is not None
+        and store.header.hosting
+        and not store.own_ops
+    ):
+        # Killed before its OPEN was stored, so before anything was sent: that table never
+        # existed for anyone else, and without its OPEN it cannot be resumed.
+        store.end()
     if store is not None and store.header is not None and not store.ended:
         try:
             transport = await open_udp_transport(interface, store.header.port)

@@ -141,6 +141,7 @@ TEST_SUBSETS: dict[str, tuple[str, ...]] = {
         "tests/engine/test_simulation.py",
     ),
     "protocol/order.py": (
+        "tests/protocol/test_round_order.py",
         "tests/replication/test_pinned_behaviours.py",
         "tests/replication/test_order.py",
         "tests/replication/test_hostile_table.py::test_a_host_who_sits_a_round_out_can_still_start_it",

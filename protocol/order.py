@@ -107,7 +107,7 @@ class EpochLog:
             return (None,) * len(self.participants)
         nonces = self.nonces
         covered: list[bytes | None] = []
-        for participant, seen in zip(self.participants, deps):
+        for participant, seen in zip(self.participants, deps, strict=True):
             held = nonces.get(participant)
             covered.append(held[1] if held is not None and held[0] <= seen else None)
         return tuple(covered)
@@ -126,7 +126,7 @@ class EpochLog:
         if len(deps) != len(self.participants):
             return not any(self.owes_nonce(p, key) for p in self.participants)
         nonces = self.nonces
-        for participant, seen in zip(self.participants, deps):
+        for participant, seen in zip(self.participants, deps, strict=True):
             held = nonces.get(participant)
             if (held is None or held[0] > seen) and self.owes_nonce(participant, key):
                 return False

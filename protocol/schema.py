@@ -270,11 +270,7 @@ class ListOf(Spec):
     def valid(self, value: object) -> bool:
         if not isinstance(value, list | tuple) or not self.min <= len(value) <= self.max:
             return False
-        item_valid = self.item.valid
-        for item in value:
-            if not item_valid(item):
-                return False
-        return True
+        return all(map(self.item.valid, value))
 
 
 @final
@@ -302,7 +298,7 @@ class Tuple(Spec):
     def valid(self, value: object) -> bool:
         if not isinstance(value, list | tuple) or len(value) != len(self.items):
             return False
-        for spec, item in zip(self.items, value):
+        for spec, item in zip(self.items, value, strict=True):  # noqa: SIM110 (a loop is faster)
             if not spec.valid(item):
                 return False
         return True
@@ -408,7 +404,7 @@ class Tagged(Spec):
         variant = self.variants.get(tag) if type(tag) is int or type(tag) is str else None
         if variant is None or len(value) != len(variant.items) + 1:
             return False
-        for spec, item in zip(variant.items, value[1:]):
+        for spec, item in zip(variant.items, value[1:], strict=True):  # noqa: SIM110 (faster)
             if not spec.valid(item):
                 return False
         return True

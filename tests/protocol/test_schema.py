@@ -299,8 +299,9 @@ def test_valid_agrees_with_check_on_every_message_kind(
     else:
         changed.append(value)
     assert spec.valid(changed) == _passes(spec, changed)
-    if isinstance(body[-1], list) and body[-1]:
+    last = body[-1]
+    if isinstance(last, list) and last:
         # and inside a payload or a list of deps, pairs, ranges
         inner = copy.deepcopy(body)
-        inner[-1][index % len(inner[-1])] = value  # type: ignore[index]
+        inner[-1][index % len(last)] = value  # type: ignore[index]
         assert spec.valid(inner) == _passes(spec, inner)

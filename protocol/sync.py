@@ -58,6 +58,7 @@ from .messages import (
     Evidence,
     Heartbeat,
     Kind,
+    Message,
     Op,
     Request,
     decode,
@@ -295,49 +296,62 @@ class SyncPeer:
 
     # --- receiving ---------------------------------------------------------------------
 
-    def receive(self, datagram: bytes, source: Hashable, now: float) -> None:
-        """Run one datagram through the gate. Never raises for anything a peer sends."""
+    def receive(self, datagram: bytes, source: Hashable, now: float) -> bool:
+        """Run one datagram through the gate. Never raises for anything a peer sends.
+        False if it was dropped unread (too big, rate limited, malformed, of another
+        version or table: steps 1-5 of the gate), when nothing here has changed but the
+        drop counters, so the caller need not look at anything again: a flood of junk costs
+        the unpacking and no more."""
         self._now = max(self._now, now)
         if len(datagram) > 1200:
             self.counters.count(DropReason.OVERSIZE)
-            return
+            return False
         if not self.limiter.allow(source, now):
             self.counters.count(DropReason.RATE_LIMITED)
-            return
+            return False
         try:
             message = decode(datagram, table=self.table)
-            if isinstance(message, Op):
-                sync_parking.receive_op(self, message, source, now)
-                return
-            if isinstance(message, Batch | Evidence):
-                # Relays: every op and heartbeat inside is signed by its own author and checked
-                # on its own, and nothing is taken from the relay's sender field, so the relay's
-                # own signature is not worth a verification (a catching-up peer gets many).
-                if isinstance(message, Evidence):
-                    sync_evidence.on_evidence(self, message, now)
-                else:
-                    sync_parking.on_batch(self, message, source, now)
-                return
-            if isinstance(message, AdmissionMessage):
-                self.admission.receive(message, source, now)
-                return
-            known = self._verify_sender(message.sender, message.body, message.signature)
-            if known:
-                self.peers[message.sender] = source
-            if isinstance(message, Heartbeat):
-                if not known:
-                    # A peer we know nothing of yet: ask for its first op, which carries its key.
-                    self.request(source, [(message.sender, 1, 1)], now)
-                    if self.resuming is not None:
-                        self.resuming.knocked = True
-                    raise RemoteProtocolError(
-                        DropReason.UNKNOWN_AUTHOR, "a heartbeat from a peer we have no key for"
-                    )
-                sync_heartbeats.on_heartbeat(self, message, source, now)
-            elif isinstance(message, Request):
-                sync_requests.on_request(self, message, source, first_ops_only=not known)
         except RemoteProtocolError as exc:
             self.counters.count_error(exc)
+            return False
+        try:
+            self._take(message, source, now)
+        except RemoteProtocolError as exc:
+            self.counters.count_error(exc)
+        return True
+
+    def _take(self, message: Message, source: Hashable, now: float) -> None:
+        """A decoded message, from step 6 of the gate on."""
+        if isinstance(message, Op):
+            sync_parking.receive_op(self, message, source, now)
+            return
+        if isinstance(message, Batch | Evidence):
+            # Relays: every op and heartbeat inside is signed by its own author and checked
+            # on its own, and nothing is taken from the relay's sender field, so the relay's
+            # own signature is not worth a verification (a catching-up peer gets many).
+            if isinstance(message, Evidence):
+                sync_evidence.on_evidence(self, message, now)
+            else:
+                sync_parking.on_batch(self, message, source, now)
+            return
+        if isinstance(message, AdmissionMessage):
+            self.admission.receive(message, source, now)
+            return
+        known = self._verify_sender(message.sender, message.body, message.signature)
+        if known:
+            self.peers[message.sender] = source
+        if isinstance(message, Heartbeat):
+            if not known:
+                # A peer we know nothing of yet: ask for its first op, which carries its key.
+                self.request(source, [(message.sender, 1, 1)], now)
+                if self.resuming is not None:
+                    self.resuming.knocked = True
+                raise RemoteProtocolError(
+                    DropReason.UNKNOWN_AUTHOR, "a heartbeat from a peer we have no key for"
+                )
+            sync_heartbeats.on_heartbeat(self, message, source, now)
+        elif isinstance(message, Request):
+            sync_requests.on_request(self, message, source, first_ops_only=not known)
 
     def load(self, datagrams: Sequence[bytes]) -> None:
         """Ops from our own store (a node restarting): every gate step but the rate limit,

@@ -298,7 +298,8 @@ class TableReplica:
     # --- I/O from the shell ------------------------------------------------------------
 
     def receive(self, datagram: bytes, source: Hashable, now: float) -> None:
-        self.sync.receive(datagram, source, now)
+        if not self.sync.receive(datagram, source, now):
+            return  # dropped unread: nothing to fold, nothing new to look at
         lobby.join_if_admitted(self)
         self._after_sync()
 

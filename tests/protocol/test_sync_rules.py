@@ -29,7 +29,7 @@ from protocol.sync import (
 )
 from tests.protocol.test_hostile import HISTORY, IDS, observer, op_of
 from tests.replication.table_helpers import ManualTable, seed_showing
-from tools.gen_vectors import KEYS, TABLE, play_history
+from tools.gen_vectors import KEYS, OTHER_TABLE, TABLE, play_history
 
 
 def test_a_spectator_authoring_a_move_is_refused_locally_and_its_chain_lives_on() -> None:
@@ -176,6 +176,31 @@ def test_an_invalid_twin_does_not_split_a_peer_off_for_good() -> None:
     for _, datagram in sam.outgoing():
         bob.receive(datagram, "sam", 4.0)
     assert bob.outgoing() == []
+
+
+def test_a_datagram_dropped_unread_changes_nothing_and_says_so() -> None:
+    """Issue 9 (a flood costs the target what it reads): `receive` says False for a
+    datagram dropped at steps 1-5 of the gate, which changes nothing but the drop counters,
+    so the replica need not look at its rounds again; True once a datagram is read."""
+    history = play_history()
+    sam, alice = history.peers["sam"], history.peers["alice"]
+    vector = sam.vector()
+    sam.outgoing()
+    elsewhere = seal(KEYS["alice"], history.body("alice", Kind.LEAVE, 0, None, table=OTHER_TABLE))
+    for junk in (b"\xc1", bytes(1201), elsewhere):
+        assert sam.receive(junk, "junk", 1.0) is False
+    assert sam.counters[DropReason.MALFORMED] == 1
+    assert sam.counters[DropReason.OVERSIZE] == 1
+    assert sam.counters[DropReason.WRONG_TABLE] == 1
+    assert sam.vector() == vector
+    assert sam.outgoing() == []
+    assert sam.events() == []
+    heartbeat = _heartbeats_of(alice, 1.0)[0]
+    assert sam.receive(heartbeat, "alice", 1.0) is True
+    forged = bytearray(heartbeat)
+    forged[-1] ^= 1  # read, and dropped for its signature
+    assert sam.receive(bytes(forged), "alice", 1.0) is True
+    assert sam.counters[DropReason.BAD_SIGNATURE] == 1
 
 
 def _heartbeats_of(peer: SyncPeer, now: float) -> list[bytes]:

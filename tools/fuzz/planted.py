@@ -53,12 +53,12 @@ class AcceptsBadSignatures(SyncPeer):
     """Runs the real gate with the signature check switched off (the simulation is one
     thread, so swapping the module's `verify` for the length of one call is exact)."""
 
-    def receive(self, datagram: bytes, source: Hashable, now: float) -> None:
+    def receive(self, datagram: bytes, source: Hashable, now: float) -> bool:
         # Both modules that verify: the gate (sync messages) and parking (ops).
         for module in (sync_module, parking_module):
             setattr(module, "verify", _no_check)  # noqa: B010 (the module does not export it)
         try:
-            super().receive(datagram, source, now)
+            return super().receive(datagram, source, now)
         finally:
             for module in (sync_module, parking_module):
                 setattr(module, "verify", signing.verify)  # noqa: B010

@@ -79,6 +79,9 @@ SYNC_TESTS: tuple[str, ...] = (
     "tests/protocol/test_sync_refusals.py",
     "tests/protocol/test_sync_pinned.py",
     "tests/protocol/test_relay_and_requests.py",
+    "tests/protocol/test_lamport_step.py",
+    "tests/protocol/test_round_order.py",
+    "tests/protocol/test_answers_tracked.py",
     "tests/protocol/test_sync_rules.py",
     "tests/replication/test_pinned_behaviours.py",
     "tests/protocol/test_anti_entropy_rules.py",
@@ -89,11 +92,12 @@ SYNC_TESTS: tuple[str, ...] = (
     "tests/protocol/test_admission.py",
     "tests/protocol/test_hostile.py",
     "tests/replication/test_one_way_link.py",
+    "tests/protocol/test_reference_bounds.py",
 )
 #: ...and the modules whose concept only whole simulated tables exercise also by these
 #: (each a minute or more on a loaded host: a surviving mutant costs the whole subset).
 SYNC_TABLE_TESTS: dict[str, tuple[str, ...]] = {
-    "restart": ("tests/replication/test_restarts.py",),
+    "restart": ("tests/net/test_store.py", "tests/replication/test_restarts.py"),
     "lies": ("tests/replication/test_lies_about_time.py",),
     "catch_up": ("tests/replication/test_catch_up.py",),
     "departures": ("tests/replication/test_departures.py",),

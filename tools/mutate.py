@@ -97,7 +97,11 @@ SYNC_TESTS: tuple[str, ...] = (
 #: ...and the modules whose concept only whole simulated tables exercise also by these
 #: (each a minute or more on a loaded host: a surviving mutant costs the whole subset).
 SYNC_TABLE_TESTS: dict[str, tuple[str, ...]] = {
-    "restart": ("tests/net/test_store.py", "tests/replication/test_restarts.py"),
+    "restart": (
+        "tests/net/test_store.py",
+        "tests/replication/test_quiet_restart.py",
+        "tests/replication/test_restarts.py",
+    ),
     "lies": ("tests/replication/test_lies_about_time.py",),
     "catch_up": ("tests/replication/test_catch_up.py",),
     "departures": ("tests/replication/test_departures.py",),

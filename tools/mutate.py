@@ -159,7 +159,6 @@ TEST_SUBSETS: dict[str, tuple[str, ...]] = {
         "tests/replication/test_fair_ties.py",
         "tests/replication/test_races.py",
         "tests/replication/test_replica_rules.py",
-        "tests/replication/test_departures.py",
     ),
     "protocol/schema.py": (
         "tests/protocol/test_schema_words.py",

@@ -82,3 +82,17 @@ def test_ops_put_aside_stay_within_the_bound_when_the_oldest_author_overflows_it
     assert peer.counters[DropReason.UNKNOWN_AUTHOR] == per_author
     assert [op.seq for op in peer.awaiting_key[(0).to_bytes(8, "big")]] == [2 + per_author]
     assert sum(len(ops) for ops in peer.awaiting_key.values()) == MAX_AWAITING - per_author + 1
+
+
+def test_a_request_does_not_name_a_parked_op_that_is_the_last_the_peer_holds() -> None:
+    # The watcher holds the mover's first and third new ops (the third parked, waiting for
+    # the second); the mover's heartbeat names three. Only the second is asked for.
+    table = _table()
+    mover, watcher = table.players
+    have = watcher.sync.delivered(mover.me)
+    ops = _turn(mover, 3)
+    for datagram in (ops[0], ops[2]):
+        watcher.receive(datagram, 0, table.now)
+    watcher.outgoing()
+    watcher.receive(_heartbeat(mover, table.now + 1.0), 0, table.now + 1.0)
+    assert _asked(_sent(watcher), mover.me) == [(have + 2, have + 2)]

@@ -161,6 +161,7 @@ TEST_SUBSETS: dict[str, tuple[str, ...]] = {
         "tests/replication/test_replica_rules.py",
     ),
     "protocol/schema.py": (
+        "tests/protocol/test_schema_bounds.py",
         "tests/protocol/test_schema_words.py",
         "tests/protocol/test_schema.py",
         "tests/protocol/test_hostile.py",

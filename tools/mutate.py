@@ -95,6 +95,7 @@ SYNC_TESTS: tuple[str, ...] = (
     "tests/protocol/test_reference_bounds.py",
     "tests/protocol/test_relayed_evidence.py",
     "tests/protocol/test_parking.py",
+    "tests/protocol/test_divergence_probe.py",
 )
 #: ...and the modules whose concept only whole simulated tables exercise also by these
 #: (each a minute or more on a loaded host: a surviving mutant costs the whole subset).

@@ -29,4 +29,6 @@ def test_a_mismatch_after_its_probe_expired_is_probed_afresh_then_reported() -> 
     ours.events()
     assert _beat(theirs, ours, 10.0) == (1, 0)  # a probe: Bob is asked for his latest ops
     assert _beat(theirs, ours, 16.0) == (1, 0)  # 6 s later: the probe is stale, a new one
+    assert ours.divergences == 0
     assert _beat(theirs, ours, 16.5) == (0, 1)  # still there: a divergence
+    assert ours.divergences == 1  # the peer's count of the divergences it reported

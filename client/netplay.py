@@ -162,6 +162,15 @@ async def _open_node(
     table and its match had not ended, else fresh (`fresh(key)` makes the replica)."""
     key = _identity(data_dir)
     store = TableStore.open(data_dir, header.table) if data_dir and header.table else None
+    if (
+        store is not None
+        and store.header is not None
+        and store.header.hosting
+        and not store.own_ops
+    ):
+        # Killed before its OPEN was stored, so before anything was sent: that table never
+        # existed for anyone else, and without its OPEN it cannot be resumed.
+        store.end()
     if store is not None and store.header is not None and not store.ended:
         try:
             transport = await open_udp_transport(interface, store.header.port)
@@ -278,6 +287,13 @@ async def _host_table(options: PeerOptions, rules: Rules, *, spectators: bool) -
     if private and options.passphrase is None:
         raise NetPlayError(
             f"table {options.name!r} is private: give its --passphrase to host it again"
+        )
+    if not private and options.passphrase is not None:
+        # The signed OPEN fixed the table as open; a passphrase now would protect nothing
+        # that was not already shown, so say so instead of hosting it open in silence.
+        raise NetPlayError(
+            f"table {options.name!r} was opened without a passphrase and stays open: host "
+            "it again without --passphrase, or host a private table under another name"
         )
     if private:
         await _use_passphrase(replica, options)

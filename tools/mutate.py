@@ -44,6 +44,61 @@ from tools.mutants import Mutant, generate_mutants, mutate_source, mutation_poin
 
 ROOT = Path(__file__).resolve().parent.parent
 
+#: The tests of the table replica: every module `nerts_p2p/table/replica.py` was split into
+#: (one concept each) is judged by the same subset.
+REPLICA_TESTS: tuple[str, ...] = (
+    "tests/replication/test_pinned_behaviours.py",
+    "tests/replication/test_replica_rules.py",
+    "tests/replication/test_round_end.py",
+    "tests/replication/test_races.py",
+    "tests/replication/test_order.py",
+    "tests/replication/test_hostile_table.py",
+    "tests/replication/test_fair_ties.py",
+    "tests/replication/test_wedged_lobby.py",
+    "tests/replication/test_lobby_state_hash.py",
+    "tests/replication/test_one_way_link.py",
+    "tests/replication/test_restarts.py",
+    "tests/replication/test_lies_about_time.py",
+    "tests/replication/test_blind_peer.py",
+    "tests/replication/test_partnerships.py",
+    "tests/replication/test_catch_up.py",
+    "tests/replication/test_departures.py",
+    "tests/replication/test_lamport_ceiling.py",
+    "tests/protocol/test_admission.py",
+)
+REPLICA_MODULES: tuple[str, ...] = tuple(
+    f"nerts_p2p/table/{name}.py"
+    for name in (
+        "replica", "round", "lobby", "playing", "round_start", "deal_secrets", "stability",
+        "round_finish", "departure_votes", "events", "commitments",
+    )
+)  # fmt: skip
+#: The tests of the sync state machine, for `protocol/sync.py` and its concept modules.
+SYNC_TESTS: tuple[str, ...] = (
+    "tests/protocol/test_sync_pinned.py",
+    "tests/protocol/test_anti_entropy_rules.py",
+    "tests/replication/test_pinned_behaviours.py",
+    "tests/protocol/test_sync_rules.py",
+    "tests/protocol/test_hostile.py",
+    "tests/replication/test_order.py",
+    "tests/replication/test_round_end.py",
+    "tests/replication/test_one_way_link.py",
+    "tests/replication/test_restarts.py",
+    "tests/replication/test_lies_about_time.py",
+    "tests/replication/test_catch_up.py",
+    "tests/replication/test_departures.py",
+    "tests/replication/test_lamport_ceiling.py",
+    "tests/protocol/test_admission.py",
+)
+SYNC_MODULES: tuple[str, ...] = tuple(
+    f"protocol/{name}.py"
+    for name in (
+        "sync", "sync_parking", "sync_delivery", "sync_checks", "sync_lamport",
+        "sync_membership", "sync_heartbeats", "sync_requests", "sync_evidence", "sync_restart",
+        "sync_events", "sync_limits",
+    )
+)  # fmt: skip
+
 #: Each core module and the narrowest test subset that should kill its mutants.
 TEST_SUBSETS: dict[str, tuple[str, ...]] = {
     "nerts_p2p/game/engine.py": (
@@ -66,26 +121,6 @@ TEST_SUBSETS: dict[str, tuple[str, ...]] = {
         "tests/engine/test_rules_scenarios.py",
         "tests/engine/test_simulation.py",
     ),
-    "nerts_p2p/table/replica.py": (
-        "tests/replication/test_pinned_behaviours.py",
-        "tests/replication/test_replica_rules.py",
-        "tests/replication/test_round_end.py",
-        "tests/replication/test_races.py",
-        "tests/replication/test_order.py",
-        "tests/replication/test_hostile_table.py",
-        "tests/replication/test_fair_ties.py",
-        "tests/replication/test_wedged_lobby.py",
-        "tests/replication/test_lobby_state_hash.py",
-        "tests/replication/test_one_way_link.py",
-        "tests/replication/test_restarts.py",
-        "tests/replication/test_lies_about_time.py",
-        "tests/replication/test_blind_peer.py",
-        "tests/replication/test_partnerships.py",
-        "tests/replication/test_catch_up.py",
-        "tests/replication/test_departures.py",
-        "tests/replication/test_lamport_ceiling.py",
-        "tests/protocol/test_admission.py",
-    ),
     "protocol/order.py": (
         "tests/replication/test_pinned_behaviours.py",
         "tests/replication/test_order.py",
@@ -96,27 +131,13 @@ TEST_SUBSETS: dict[str, tuple[str, ...]] = {
         "tests/replication/test_replica_rules.py",
         "tests/replication/test_departures.py",
     ),
-    "protocol/sync.py": (
-        "tests/protocol/test_sync_pinned.py",
-        "tests/protocol/test_anti_entropy_rules.py",
-        "tests/replication/test_pinned_behaviours.py",
-        "tests/protocol/test_sync_rules.py",
-        "tests/protocol/test_hostile.py",
-        "tests/replication/test_order.py",
-        "tests/replication/test_round_end.py",
-        "tests/replication/test_one_way_link.py",
-        "tests/replication/test_restarts.py",
-        "tests/replication/test_lies_about_time.py",
-        "tests/replication/test_catch_up.py",
-        "tests/replication/test_departures.py",
-        "tests/replication/test_lamport_ceiling.py",
-        "tests/protocol/test_admission.py",
-    ),
     "protocol/schema.py": (
         "tests/protocol/test_schema_words.py",
         "tests/protocol/test_schema.py",
         "tests/protocol/test_hostile.py",
     ),
+    **dict.fromkeys(REPLICA_MODULES, REPLICA_TESTS),
+    **dict.fromkeys(SYNC_MODULES, SYNC_TESTS),
 }
 
 EQUIVALENT_FILE = Path(__file__).resolve().parent / "mutation_equivalent.txt"

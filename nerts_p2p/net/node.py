@@ -157,7 +157,13 @@ class TableNode:
         self.gossiped: dict[bytes, Address] = {}
         #: address -> last time anything arrived from it (for silence).
         self.last_heard: dict[Address, float] = {}
-        self._persisted = max(self.replica.sync.delivered(self.replica.me), self.resume_target)
+        # A fresh node persists from its first op (a host authored its OPEN before the node
+        # existed); a resumed one from past what the store gave back.
+        self._persisted = (
+            self.resume_target
+            if self.store is not None
+            else self.replica.sync.delivered(self.replica.me)
+        )
         self._persisted_seeds = set(self.replica.my_secrets)
         self._clock_lease = 0
         self._peers_told = -1

@@ -159,3 +159,26 @@ def test_generated_schedules_kill_only_a_minority_of_the_players() -> None:
             killed = [f.peers[0] for f in generate(seed, shape).faults]
             assert len(killed) == len(set(killed)) <= (peers - 1) // 2
             assert 0 not in killed  # the host opens the table and starts rounds
+
+
+def test_a_rejected_op_past_its_authors_expulsion_is_no_split() -> None:
+    """Found by the 1,000,000-datagram campaign (seed 1003): a peer had rejected a puppet's
+    op 5 while the others delivered a valid op 5, but every peer had expelled the puppet from
+    seq 2. Which twin a peer holds past an expulsion changes nothing, so it is no finding;
+    the same rejection of an author still in good standing is one."""
+    from tools.fuzz.link import check
+
+    table = FuzzTable(TableConfig(players=3, nerts_size=6, rounds=1, seed=5), Schedule(seed=5))
+    table.run(until=3.0)
+    rejecting, holder, *_ = table.honest_live()
+    author = rejecting.replica.sync.me
+    seq = holder.replica.sync.delivered(author)
+    assert seq >= 2
+    rejecting.replica.sync.dead[author] = seq
+    check(table)
+    assert [p.kind for p in table.problems] == ["split_by_invalid_twin"]
+
+    table.problems.clear()
+    rejecting.replica.sync.expelled[author] = seq - 1
+    check(table)
+    assert "split_by_invalid_twin" not in [p.kind for p in table.problems]

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import trio
 import trio.testing
 
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.net.contacts import encode_contacts
-from nerts_p2p.net.node import NodeEvent
+from nerts_p2p.net.node import NodeEvent, TableNode
 from nerts_p2p.net.records import network_round_record
+from nerts_p2p.net.resume import resume_replica
+from nerts_p2p.net.store import TableHeader, TableStore
 from nerts_p2p.net.transport import MemoryNetwork
+from nerts_p2p.table.replica import TableReplica
 from protocol.messages import SPECTATOR
+from tools.mesh import seeded_bytes
 
 from .helpers import MemoryTable, key_for
 
@@ -137,3 +143,27 @@ async def test_an_application_that_never_reads_events_loses_events_not_the_game(
     first = table.nodes[0].replica.rounds[1].final
     assert first is not None
     assert first == table.nodes[1].replica.rounds[1].final
+
+
+async def test_a_host_node_stores_its_open_before_anyone_joins(
+    autojump_clock: trio.testing.MockClock, tmp_path: Path
+) -> None:
+    """The host authors its OPEN before its node exists. The node used to count it as
+    stored already, so a host killed before the first JOIN came back with no OPEN and could
+    not host its table again ("the table's host does not answer")."""
+    replica = TableReplica.open_table(
+        key_for("host"), name="t", rules=Rules(seats=2), spectators=True,
+        randomness=seeded_bytes("host"),
+    )  # fmt: skip
+    store = TableStore.open(tmp_path, replica.sync.table)
+    store.begin(TableHeader(replica.sync.table, replica.me, ("", 0), "t", "t", 0, 1, True))
+    host = TableNode(replica, MemoryNetwork().open(), store=store)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(host.run)
+        await trio.sleep(1.0)
+        nursery.cancel_scope.cancel()
+    again = TableStore.open(tmp_path, replica.sync.table)
+    assert again.own_ops == [op.datagram() for op in replica.sync.logs[replica.me]]
+    resumed = resume_replica(key_for("host"), again, randomness=seeded_bytes("again"))
+    assert resumed.sync.table == replica.sync.table
+    assert resumed.rules == replica.rules

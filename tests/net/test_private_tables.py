@@ -4,9 +4,12 @@ travels; a joiner or spectator without it gets a plain-word error and exit 1, ne
 from __future__ import annotations
 
 import json
+import tempfile
 import time
+from pathlib import Path
 
 from nerts_p2p.net.discovery import TableAd, ad_from_txt
+from nerts_p2p.net.store import resumable_tables
 
 from .procs import FAST, FAST_JOIN, finish, nerts, table_name
 
@@ -72,3 +75,35 @@ def test_the_pass_flag_of_a_txt_record_is_one_or_zero() -> None:
     assert ad_from_txt(txt, ("127.0.0.1", 5)) == private
     for bad in (b"yes", b"true", b"2", b""):
         assert ad_from_txt({**txt, b"pass": bad}, ("127.0.0.1", 5)) is None
+
+
+def test_a_restored_table_keeps_the_privacy_it_was_opened_with() -> None:
+    """The signed OPEN fixes whether a table is private. Hosting a stored table again with a
+    passphrase it was not opened with must not host it open in silence, and a private one
+    must not be hosted again without its passphrase: both are refused in plain words."""
+    for first, again, said in (
+        ([], ["--passphrase", SECRET], "stays open"),
+        (["--passphrase", SECRET], [], "is private: give its --passphrase"),
+    ):
+        name = table_name("restored")
+        folder = Path(tempfile.mkdtemp(prefix="nerts-test-"))
+        data = ["--data-dir", str(folder)]
+        host = nerts(["host", "--name", name, "--seats", "2", "--headless", *first, *data, *LO])
+        try:
+            opened_by = time.monotonic() + REFUSED_WITHIN
+            while not _stored_open(folder) and time.monotonic() < opened_by:
+                time.sleep(0.1)
+        finally:
+            host.kill()
+            host.communicate()
+        again_proc = nerts(
+            ["host", "--name", name, "--seats", "2", "--headless", *again, *data, *LO]
+        )
+        code, _out, err = finish(again_proc, timeout=REFUSED_WITHIN)
+        assert code == 1, err
+        assert said in err
+        assert "Traceback" not in err
+
+
+def _stored_open(data_dir: Path) -> bool:
+    return any(store.own_ops for store in resumable_tables(data_dir))

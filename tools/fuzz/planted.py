@@ -1,7 +1,7 @@
 """Deliberately broken peers, to prove that the fuzzer finds what it is built to find.
 
 Each is made in the fuzzer's harness by subclassing or wrapping the real classes; the core
-(`protocol/sync.py`, `nerts_p2p/table/replica.py`) is never edited. A test switches one on
+(`protocol/sync*.py`, `nerts_p2p/table/`) is never edited. A test switches one on
 (`TableConfig.planted`) and checks that a campaign reports it with a reproducer that
 replays.
 
@@ -29,6 +29,7 @@ from collections.abc import Hashable
 from typing import TYPE_CHECKING, Final
 
 import protocol.sync as sync_module
+import protocol.sync_parking as parking_module
 from nerts_p2p.game.errors import NertsError
 from nerts_p2p.table.replica import ReplicatedRound, TableReplica
 from protocol import signing
@@ -53,11 +54,14 @@ class AcceptsBadSignatures(SyncPeer):
     thread, so swapping the module's `verify` for the length of one call is exact)."""
 
     def receive(self, datagram: bytes, source: Hashable, now: float) -> None:
-        setattr(sync_module, "verify", _no_check)  # noqa: B010 (the module does not export it)
+        # Both modules that verify: the gate (sync messages) and parking (ops).
+        for module in (sync_module, parking_module):
+            setattr(module, "verify", _no_check)  # noqa: B010 (the module does not export it)
         try:
             super().receive(datagram, source, now)
         finally:
-            setattr(sync_module, "verify", signing.verify)  # noqa: B010
+            for module in (sync_module, parking_module):
+                setattr(module, "verify", signing.verify)  # noqa: B010
 
 
 class FoldsInArrivalOrder(TableReplica):

@@ -49,7 +49,7 @@ HANG_AFTER = 3.0
 #: The campaign's own corpus and history, and the peer's bounded queues full, take a few
 #: MB; the table plays on for the whole run. More than this is memory that grows unbounded.
 MEMORY_GROWTH_MB = 64.0
-#: The target peer's queue bounds (protocol/sync.py, PROTOCOL.md), by the name udp_peer uses.
+#: The target peer's queue bounds (protocol/sync_limits.py, PROTOCOL.md), by the name udp_peer uses.
 QUEUE_BOUNDS = {
     "pending": MAX_PENDING,
     "awaiting_key": MAX_AWAITING,

@@ -1,0 +1,127 @@
+"""Why an op cannot be delivered: its hash chain, Lamport discipline, deps shape, what its
+author may not take back (deps never shrink, nothing after its REVEAL), membership and the
+game's own check. Pure questions, no side effects.
+
+Separate so the rules an op is judged by read in one place, apart from the queue that
+applies them; authoring runs the same checks on our own op before sending it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from . import sync_lamport, sync_membership
+from .errors import DropReason
+from .messages import NO_PREV, Kind, Op
+from .sync_limits import MAX_LAMPORT_STEP
+
+if TYPE_CHECKING:
+    from .sync import SyncPeer
+
+
+def problem(sync: SyncPeer, op: Op) -> tuple[DropReason, str, tuple[bytes, int] | None] | None:
+    """Why `op` cannot be delivered (reason, words, the dep it failed on), or None.
+    Chain, Lamport discipline, deps shape and membership; no side effects."""
+    author = op.author
+    log = sync.logs.get(author, [])
+    previous = log[-1] if log else None
+    if op.prev != (previous.hash if previous else NO_PREV):
+        return (
+            DropReason.BROKEN_CHAIN,
+            f"op {op.seq} does not chain to the author's op {op.seq - 1}",
+            None,
+        )
+    if previous is not None and op.lamport <= previous.lamport:
+        return (
+            DropReason.BACKDATED,
+            "its Lamport time is not after the author's previous op",
+            None,
+        )
+    if op.epoch == 0:
+        claimed = dict(op.lobby_deps)
+    else:
+        participants = (
+            sync.epochs[op.epoch].participants if op.epoch in sync.epochs else op.payload[0]
+        )
+        if len(op.round_deps) != len(participants):
+            return (
+                DropReason.SCHEMA,
+                "deps must give one seq per participant of the round",
+                None,
+            )
+        claimed = dict(zip(participants, op.round_deps, strict=True))
+        start = sync.epochs[op.epoch].start if op.epoch in sync.epochs else None
+        if start is not None and op.lamport <= start.lamport:
+            # A floor for every round op: nobody can stamp a move before the round began.
+            return (DropReason.BACKDATED, "its Lamport time is before its round started", None)
+    counts_itself = op.epoch == 0 or author in claimed
+    if counts_itself and claimed.get(author, 0) != op.seq - 1 and (op.epoch or op.seq > 1):
+        return DropReason.SCHEMA, "deps must count the author's own previous op", None
+    for dep_author, dep_seq in claimed.items():
+        if not dep_seq or beyond_expulsion(sync, dep_author, dep_seq):
+            continue
+        if op.lamport <= sync_lamport.dep_lamport(sync, dep_author, dep_seq):
+            return (
+                DropReason.BACKDATED,
+                "its Lamport time is not after an op it had seen",
+                (dep_author, dep_seq),
+            )
+    if op.lamport > sync_lamport.lamport_floor(sync, author, op.epoch, claimed) + MAX_LAMPORT_STEP:
+        # A lie about time: delivered, it would push every peer's clock towards the
+        # ceiling, past which nobody can author (2^48).
+        return (
+            DropReason.BACKDATED,
+            "its Lamport time is far past everything it names",
+            None,
+        )
+    membership = sync_membership.membership_problem(sync, op)
+    if membership is not None:
+        return membership[0], membership[1], None
+    discipline = discipline_problem(sync, op, claimed)
+    if discipline is not None:
+        return discipline[0], discipline[1], None
+    if sync.game_check is not None:
+        refused = sync.game_check(op)
+        if refused is not None:
+            return DropReason.SCHEMA, refused, None
+    return None
+
+
+def named_deps(sync: SyncPeer, op: Op) -> dict[bytes, int]:
+    """An op's deps as author -> seq (a round op's by its round's participants)."""
+    if op.epoch == 0:
+        return dict(op.lobby_deps)
+    participants = sync.epochs[op.epoch].participants if op.epoch in sync.epochs else op.payload[0]
+    return dict(zip(participants, op.round_deps, strict=False))
+
+
+def discipline_problem(
+    sync: SyncPeer, op: Op, claimed: dict[bytes, int]
+) -> tuple[DropReason, str] | None:
+    """What an author may not take back: what it had seen (deps never go down from one of
+    its ops to the next), and its REVEAL (after it, no MOVE and no second REVEAL in that
+    round: a REVEAL is its author's end of the round)."""
+    log = sync.logs.get(op.author)
+    # Lobby deps name only what an op depends on (the OPEN, the author's own op), not all
+    # it had seen: round deps are the claims of what was seen, so they are compared.
+    previous_round_op = next((o for o in reversed(log or []) if o.epoch), None)
+    if op.epoch and previous_round_op is not None:
+        before = named_deps(sync, previous_round_op)
+        for author, seen in claimed.items():
+            if seen < before.get(author, 0) and not beyond_expulsion(sync, author, seen + 1):
+                return (
+                    DropReason.BACKDATED,
+                    "its deps name fewer ops of an author than its author's previous op did",
+                )
+    if op.kind in (Kind.MOVE, Kind.REVEAL) and (op.epoch, op.author) in sync.revealed:
+        return (
+            DropReason.SCHEMA,
+            f"a {op.kind.name} after its author's REVEAL of round {op.epoch}",
+        )
+    return None
+
+
+def beyond_expulsion(sync: SyncPeer, author: bytes, seq: int) -> bool:
+    """An op of an expelled author from its equivocation on: never delivered here, and
+    which version an honest peer saw cannot be known, so deps on it are not judged."""
+    return author in sync.expelled and seq >= sync.expelled[author]

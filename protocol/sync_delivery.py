@@ -1,0 +1,131 @@
+"""Causal delivery: a queued op is delivered once its author's previous op and every op
+its deps name are delivered, then checked (`sync_checks`) and either appended to its
+author's log (and its round's order) or rejected with its parked successors.
+
+Separate because it is the one loop every other part feeds: receiving, expulsion and
+departures all end by asking it to deliver what became ready.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from . import sync_checks, sync_evidence, sync_heartbeats, sync_membership
+from .errors import DropReason
+from .messages import Kind, Op
+from .sync_events import OpDelivered, OpRejected
+
+if TYPE_CHECKING:
+    from .sync import SyncPeer
+
+
+def deliver_ready(sync: SyncPeer) -> None:
+    blocked = sync._blocked_on
+    progress = True
+    while progress:
+        progress = False
+        for author in list(sync.pending):
+            queue = sync.pending[author]
+            nxt = sync.delivered(author) + 1
+            op = queue.get(nxt)
+            if op is None:
+                continue
+            waits = blocked.get(author)
+            if (
+                waits is not None
+                and waits[0] is op
+                and sync.delivered(waits[1]) < waits[2]
+                and not sync_checks.beyond_expulsion(sync, waits[1], waits[2])
+            ):
+                # Still short of the dep it failed on last time: no need to look again
+                # (a catching-up peer parks many ops, and each delivery re-scans them).
+                continue
+            if not deps_met(sync, op):
+                continue
+            del queue[nxt]
+            blocked.pop(author, None)
+            if not queue:
+                del sync.pending[author]
+            deliver_checked(sync, op)
+            progress = True
+        # A departure agreed on just now may make a waiting successor's START
+        # deliverable (`sync_membership.successor_waits`): look again, rather than wait for an op.
+        progress = sync_membership.resolve_departures(sync) or progress
+
+
+def deps_met(sync: SyncPeer, op: Op) -> bool:
+    if op.kind != Kind.OPEN and sync.open_op is None:
+        return False  # everything at a table happens after its OPEN
+    if op.epoch == 0:
+        for a, n in op.lobby_deps:
+            if sync.delivered(a) < n and not sync_checks.beyond_expulsion(sync, a, n):
+                sync._blocked_on[op.author] = (op, a, n)
+                return False
+        return True
+    log = sync.epochs.get(op.epoch)
+    if log is None and op.kind != Kind.START:
+        return False
+    if sync_membership.successor_waits(sync, op):
+        return False
+    participants = log.participants if log is not None else op.payload[0]
+    if len(op.round_deps) != len(participants):
+        return True  # judged (and rejected) by the checks on delivery
+    for p, n in zip(participants, op.round_deps, strict=True):
+        if sync.delivered(p) < n and not sync_checks.beyond_expulsion(sync, p, n):
+            # Remembered: while this dep is missing, the op cannot be delivered.
+            sync._blocked_on[op.author] = (op, p, n)
+            return False
+    return True
+
+
+def reject(sync: SyncPeer, op: Op, reason: DropReason, message: str) -> None:
+    # Only this copy is dropped, not its author's seq: a check failed here is not proof
+    # the others hold (they may never see this copy), and a valid op with the same seq
+    # may reach them and then us (an invalid twin must not split us off the table).
+    # The author's ops parked behind it go too; anti-entropy brings back the real ones.
+    sync.dead[op.author] = min(op.seq, sync.dead.get(op.author, op.seq))
+    for parked in sync.pending.pop(op.author, {}).values():
+        sync._held_hashes.discard(parked.hash)
+    sync._held_hashes.discard(op.hash)
+    sync.counters.count(reason)
+    sync._events.append(OpRejected(op, reason, message))
+
+
+def deliver_checked(sync: SyncPeer, op: Op) -> None:
+    problem = sync_checks.problem(sync, op)
+    if problem is not None:
+        reason, message, failed_dep = problem
+        if failed_dep is not None:
+            sync._backdated_on[op.author] = (op, failed_dep)
+        reject(sync, op, reason, message)
+        return
+    deliver(sync, op)
+    hb = sync.promises.due(op)
+    if hb is not None:
+        sync_evidence.check_promise(sync, hb, op)
+
+
+def deliver(sync: SyncPeer, op: Op, *, authored: bool = False) -> None:
+    author = op.author
+    sync.logs.setdefault(author, []).append(op)
+    sync._vector = None
+    sync._delivered_at.setdefault(author, []).append(sync._now)
+    sync._held_hashes.add(op.hash)
+    if sync.dead.get(author, op.seq + 1) <= op.seq:
+        del sync.dead[author]  # a valid twin of the op we rejected: nothing is dead now
+    if not authored:
+        # Our own ops come back this way only after a restart: the clock must pass them.
+        sync.clock.observe(op.lamport)
+    sync_membership.apply_membership(sync, op)
+    position = None
+    if op.epoch:
+        epoch = sync.epochs[op.epoch]
+        # Only the round's own ops are ordered in it: a LEAVE (any member, any epoch)
+        # from someone who does not play the round has no place there.
+        if epoch.counts_for_order(op) and epoch.orders(author):
+            position = epoch.insert(op)
+    # Any op, lobby ops too, says its author's next op is stamped later: a horizon.
+    for other in sync.epochs.values():
+        other.hear(author, op.lamport)
+    sync_heartbeats.apply_waiting_heartbeat(sync, author)
+    sync._events.append(OpDelivered(op, position))

@@ -1,0 +1,207 @@
+"""Who may do what at the table: membership checks of an op (OPEN, JOIN, ADMIT, LEAVE,
+READY, START, MIX, DEPART), applying a delivered op to the membership, the round's
+starter and successor, and the departures agreed by DEPART votes (PROTOCOL.md 6, 13, 17).
+
+Separate because it is the table's rules of membership, not the mechanics of delivery:
+delivery asks it whether an op may count and tells it when one did.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from . import admission, departure
+from .errors import DropReason
+from .messages import PLAYER, SPECTATOR, Kind, Op
+from .order import EpochLog, nonce_commitment, round_mix
+from .signing import key_id
+from .sync_events import DeparturesChanged
+
+if TYPE_CHECKING:
+    from .sync import SyncPeer
+
+
+@dataclass
+class Member:
+    author: bytes
+    public_key: bytes
+    name: str
+    role: int
+    left: bool = False
+
+
+def membership_problem(sync: SyncPeer, op: Op) -> tuple[DropReason, str] | None:
+    kind, author = op.kind, op.author
+    if kind == Kind.OPEN:
+        return None  # the table id is derived from the host key: only the host can
+    if sync.open_op is None and kind != Kind.JOIN:
+        # Everything at a table happens after its OPEN; deps make that causal.
+        return DropReason.NOT_A_MEMBER, "the table has not been opened"
+    if kind == Kind.JOIN:
+        return admission.join_problem(sync, op)
+    if kind == Kind.ADMIT:
+        return admission.admit_problem(sync, op)
+    member = sync.members.get(author)
+    if member is None or member.left:
+        return DropReason.NOT_A_MEMBER, "the author is not a member of this table"
+    if kind == Kind.LEAVE:
+        return None
+    if kind == Kind.READY:
+        if member.role != PLAYER:
+            return DropReason.SPECTATOR_OP, "a spectator cannot take part in a round"
+        return None
+    if kind == Kind.START:
+        if author != sync.starter(op.epoch):
+            return (
+                DropReason.NOT_A_MEMBER,
+                "only the table's host (or successor) starts a round",
+            )
+        if op.epoch in sync.epochs:
+            return DropReason.SCHEMA, f"round {op.epoch} has already started"
+        for p in op.payload[0]:
+            m = sync.members.get(p)
+            if m is None or m.left or m.role != PLAYER:
+                return DropReason.NOT_A_MEMBER, "START names someone who is not a player here"
+            if not sync.ready_for(op.epoch, p, op):
+                return DropReason.SCHEMA, "START names a player who is not ready"
+        return None
+    epoch = sync.epochs.get(op.epoch)
+    if epoch is None:
+        return DropReason.SCHEMA, f"round {op.epoch} has not started"
+    if author not in epoch.index:
+        if member.role == SPECTATOR:
+            return DropReason.SPECTATOR_OP, "a spectator authors no game ops"
+        return DropReason.NOT_A_MEMBER, f"the author does not play round {op.epoch}"
+    if kind == Kind.MIX:
+        return mix_problem(sync, op, epoch)
+    if kind == Kind.DEPART:
+        return depart_problem(sync, op, epoch)
+    return None
+
+
+def ready_for(sync: SyncPeer, epoch: int, author: bytes, start: Op) -> Op | None:
+    """The author's latest READY for `epoch` that `start` had seen."""
+    seen = dict(zip(start.payload[0], start.round_deps, strict=False)).get(author, 0)
+    candidates = [r for r in sync.readies.get((epoch, author), []) if r.seq <= seen]
+    return candidates[-1] if candidates else None
+
+
+def apply_membership(sync: SyncPeer, op: Op) -> None:
+    kind, author = op.kind, op.author
+    if kind == Kind.OPEN:
+        sync.open_op, sync.host = op, author
+        pk, name = op.payload[0], op.payload[1]
+        sync.members[author] = Member(author, pk, name, PLAYER)
+    elif kind == Kind.JOIN:
+        pk, name, role = op.payload
+        existing = sync.members.get(author)
+        if existing is None:
+            sync.members[author] = Member(author, pk, name, role)
+    elif kind == Kind.ADMIT:
+        pk, role = op.payload
+        sync.admits[key_id(pk)] = (op.seq, role)
+        sync.keys.setdefault(key_id(pk), pk)
+    elif kind == Kind.LEAVE:
+        sync.members[author].left = True
+    elif kind == Kind.READY:
+        sync.readies.setdefault((op.payload[0], author), []).append(op)
+    elif kind == Kind.REVEAL:
+        sync.revealed.add((op.epoch, author))
+    elif kind == Kind.START:
+        participants = tuple(op.payload[0])
+        readies = [sync.ready_for(op.epoch, p, op) for p in participants]
+        commitments = [r.payload[1] for r in readies if r is not None]
+        log = EpochLog(
+            op.epoch,
+            participants,
+            # The host may start a round it does not play: its START is still ordered.
+            {p: sync.keys[p] for p in (*participants, author)},
+            round_mix(commitments),
+            op,
+        )
+        for expelled, seq in sync.expelled.items():
+            log.exclude(expelled, seq)
+        for p in participants:
+            log.hear(p, sync.logs[p][-1].lamport if sync.logs.get(p) else 0)
+        sync.epochs[op.epoch] = log
+
+
+def starter(sync: SyncPeer, epoch: int) -> bytes | None:
+    """Who may START round `epoch`: the host, unless it departed from (or left) an
+    earlier round; then the first participant of that round, in START order, still in
+    it. Deterministic: every peer that holds the earlier round's agreement names the
+    same successor."""
+    starter = sync.host
+    for number in sorted(sync.epochs):
+        if number >= epoch or starter is None:
+            break
+        log = sync.epochs[number]
+        gone = sync.members.get(starter)
+        if starter in log.departed or (gone is not None and gone.left):
+            starter = next(
+                (p for p in log.participants if p not in log.excluded and not sync.members[p].left),
+                starter,
+            )
+    return starter
+
+
+def successor_waits(sync: SyncPeer, op: Op) -> bool:
+    """A START from someone other than the host is judged once this peer knows the
+    host has departed (until then it waits, like an op whose deps are missing)."""
+    if op.kind != Kind.START or op.author == sync.host:
+        return False
+    previous = sync.epochs.get(op.epoch - 1)
+    if previous is None or sync.starter(op.epoch) != sync.host:
+        return False
+    heir = next(
+        (
+            p
+            for p in previous.participants
+            if p != sync.host and p not in previous.excluded and not sync.members[p].left
+        ),
+        None,
+    )
+    return op.author == heir  # anyone else is refused at once
+
+
+def mix_problem(sync: SyncPeer, op: Op, epoch: EpochLog) -> tuple[DropReason, str] | None:
+    if op.author in epoch.nonces:
+        return DropReason.SCHEMA, f"a second MIX in round {op.epoch}"
+    ready = sync.ready_for(op.epoch, op.author, epoch.start)
+    if ready is None or nonce_commitment(op.payload) != ready.payload[3]:
+        return DropReason.SCHEMA, "the mix nonce does not open its author's READY commitment"
+    return None
+
+
+def depart_problem(sync: SyncPeer, op: Op, epoch: EpochLog) -> tuple[DropReason, str] | None:
+    target, held = op.payload
+    if target not in epoch.index or target == op.author:
+        return DropReason.SCHEMA, "a DEPART names another participant of its round"
+    if held != op.round_deps[epoch.index[target]]:
+        return (
+            DropReason.SCHEMA,
+            "a DEPART names the target's seq its deps hold, no more and no less",
+        )
+    return None
+
+
+def resolve_departures(sync: SyncPeer) -> bool:
+    """Work out the departures again where a DEPART or an expulsion came in; True if
+    any round's departures changed."""
+    changed = False
+    for epoch in sync.epochs.values():
+        seen = (epoch.depart_ops, len(epoch.excluded))
+        if seen == epoch.depart_seen:
+            continue  # no new vote and no expulsion: nothing to work out again
+        epoch.depart_seen = seen
+        agreed = departure.resolve(epoch)
+        departed = {a: cut for a, (cut, _) in agreed.items()}
+        if departed == epoch.departed:
+            continue
+        added = tuple(a for a in departed if a not in epoch.departed)
+        epoch.departed = departed
+        epoch.departed_at = {a: key for a, (_, key) in agreed.items()}
+        sync._events.append(DeparturesChanged(epoch.epoch, dict(departed), added))
+        changed = True
+    return changed

@@ -1,0 +1,129 @@
+"""An op's way from the receive gate to the delivery queue (one at a time, or a relayed
+BATCH's ops one by one): duplicates and equivocations found, ops of an author whose key is
+missing parked (bounded for all made-up authors together), the signature verified, keys
+learnt, and the op queued until its deps arrive.
+
+Separate from delivery because this is where untrusted input is held and bounded; delivery
+only ever sees verified ops.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import TYPE_CHECKING
+
+from . import sync_delivery, sync_evidence, sync_requests
+from .errors import DropReason, RemoteProtocolError
+from .messages import Batch, Kind, Op, decode_op
+from .signing import key_id, op_hash, verify
+from .sync_limits import MAX_AWAITING, MAX_PENDING, MAX_PENDING_PER_AUTHOR
+
+if TYPE_CHECKING:
+    from .sync import SyncPeer
+
+
+def on_batch(sync: SyncPeer, message: Batch, source: Hashable, now: float) -> None:
+    """Ops relayed by anyone: each is checked on its own."""
+    # A batch from a stranger is fine: every op in it is checked on its own.
+    # What counts toward an answer: ops we now hold (delivered or parked), new or not. An op
+    # dropped here (junk, or an expelled author's) does not: asking again at once for
+    # what we will never hold would only loop.
+    genuine = 0
+    for body, signature in message.ops:
+        held = op_hash(body)
+        if held in sync._held_hashes:
+            # Catching up, the same op comes from every peer that pushes it:
+            # known by its hash, it costs no decoding.
+            sync.duplicates += 1
+            sync.counters.count(DropReason.REPLAYED)
+            genuine += 1
+            continue
+        try:
+            receive_op(sync, decode_op(body, signature, table=sync.table), source, now)
+        except RemoteProtocolError as exc:
+            sync.counters.count_error(exc)
+        genuine += held in sync._held_hashes
+    if source in sync._asking:
+        sync_requests.answer_arrived(sync, source, genuine, now)
+
+
+def receive_op(sync: SyncPeer, op: Op, source: Hashable, now: float) -> None:
+    author, seq = op.author, op.seq
+    known = held(sync, author, seq)
+    if known is not None:
+        if known.body == op.body:
+            # Duplication is normal on a LAN and harmless; counted, never an error.
+            sync.duplicates += 1
+            sync.counters.count(DropReason.REPLAYED)
+            return
+        public_key = sync.keys.get(author)
+        if public_key is None:
+            raise RemoteProtocolError(DropReason.UNKNOWN_AUTHOR, "unknown author")
+        verify(public_key, op.body, op.signature)
+        sync_evidence.expel(sync, known, op)
+        return
+    if author in sync.expelled and seq >= sync.expelled[author]:
+        return
+    public_key = op.public_key or sync.keys.get(author)
+    if public_key is None:
+        # Nothing about such an op is verified yet: anyone can make up author ids, so the
+        # parking space is bounded for all of them together, not only per author.
+        parked = sync.awaiting_key.get(author, [])
+        if len(parked) >= 64:
+            raise RemoteProtocolError(
+                DropReason.UNKNOWN_AUTHOR, "too many ops from an author we have no key for"
+            )
+        while awaiting_total(sync) >= MAX_AWAITING:
+            # Full of made-up authors, perhaps: the oldest go, so a real newcomer is not
+            # shut out for good (anti-entropy brings back anything real).
+            oldest = next(iter(sync.awaiting_key))
+            sync.counters.count(DropReason.UNKNOWN_AUTHOR, len(sync.awaiting_key.pop(oldest)))
+            parked = sync.awaiting_key.get(author, [])
+        sync.awaiting_key[author] = [*parked, op]
+        sync.request(source, [(author, 1, 1)], now)
+        return
+    verify(public_key, op.body, op.signature)
+    sync.heard[author] = max(now, sync.heard.get(author, now))
+    introduced = [(author, op.public_key)] if op.public_key is not None else []
+    if op.kind == Kind.ADMIT:
+        # The host's ADMIT names the joiner's key; a key is bound to its id, so it
+        # verifies the joiner's ops even before its JOIN arrives.
+        introduced.append((key_id(op.payload[0]), op.payload[0]))
+    for new_author, new_key in introduced:
+        if new_author in sync.keys:
+            continue
+        sync.keys[new_author] = new_key
+        for parked_op in sync.awaiting_key.pop(new_author, []):
+            try:
+                receive_op(sync, parked_op, source, now)
+            except RemoteProtocolError as exc:
+                sync.counters.count_error(exc)
+    if seq <= sync.delivered(author):
+        return  # a different body would have been caught above as equivocation
+    log = sync.logs.get(author)
+    if log and seq == len(log) + 1 and op.prev != log[-1].hash and source is not None:
+        # Signed on top of an op seq-1 that is not the one we hold: its sender may hold
+        # that other op. Asked for, it is the proof of an equivocation that equal
+        # vectors would never show (the table is split until someone holds both).
+        sync.request(source, [(author, seq - 1, seq - 1)], now)
+    pending = sync.pending.setdefault(author, {})
+    if len(pending) >= MAX_PENDING_PER_AUTHOR or pending_total(sync) >= MAX_PENDING:
+        raise RemoteProtocolError(DropReason.RATE_LIMITED, "too many ops waiting for others")
+    pending[seq] = op
+    sync._held_hashes.add(op.hash)
+    sync_delivery.deliver_ready(sync)
+
+
+def held(sync: SyncPeer, author: bytes, seq: int) -> Op | None:
+    log = sync.logs.get(author)
+    if log and seq <= len(log):
+        return log[seq - 1]
+    return sync.pending.get(author, {}).get(seq)
+
+
+def pending_total(sync: SyncPeer) -> int:
+    return sum(len(p) for p in sync.pending.values())
+
+
+def awaiting_total(sync: SyncPeer) -> int:
+    return sum(len(p) for p in sync.awaiting_key.values())

@@ -86,6 +86,9 @@ ROUND_KINDS: Final = frozenset(
     {Kind.START, Kind.MOVE, Kind.REVEAL, Kind.SEED_SHARE, Kind.DEPART, Kind.MIX}
 )
 PLAYER, SPECTATOR = 0, 1
+#: value -> Kind: a dict lookup, where calling `Kind(value)` costs more than a whole field's
+#: schema check (only used on values a schema has already accepted).
+_KIND_OF: Final[dict[int, Kind]] = {kind.value: kind for kind in Kind}
 
 _ID = s.Bin(exact=KEY_ID_LEN)
 _SEQ = s.Int(1, MAX_SEQ)
@@ -335,7 +338,7 @@ def _op_from(body: list[Any], env_body: bytes, signature: bytes) -> Op:
         if any(isinstance(d, list) for d in deps):
             _fail(DropReason.SCHEMA, "body[7]: round ops list one seq per participant")
         round_deps = tuple(deps)
-    op_kind = Kind(kind)
+    op_kind = _KIND_OF[kind]
     if op_kind in LOBBY_KINDS and epoch != 0:
         _fail(DropReason.SCHEMA, f"body[6]: {op_kind.name} belongs to the lobby (epoch 0)")
     if op_kind in ROUND_KINDS and epoch == 0:

@@ -29,6 +29,8 @@ MIX_DOMAIN = b"nerts-p2p/mix\0"
 NONCE_DOMAIN = b"nerts-p2p/mix-nonce\0"
 NONCE_MIX_DOMAIN = b"nerts-p2p/nonces\0"
 TIE_DOMAIN = b"nerts-p2p/tie\0"
+#: Sorts after every tie coin (32 bytes): (lamport, this) ends the ops at that Lamport time.
+_AFTER_EVERY_COIN = b"\xff" * 33
 
 
 def round_mix(commitments: Sequence[bytes]) -> bytes:
@@ -83,6 +85,10 @@ class EpochLog:
         for author in self.participants:
             self.horizon.setdefault(author, 0)
         self.index = {author: i for i, author in enumerate(self.participants)}
+        #: the nonces an op covers (None where it covers none) -> their nonce mix. Each
+        #: participant's nonce is set once, so there are at most 2^participants entries;
+        #: every op of the round needs one, and most share it.
+        self._mixes: dict[tuple[bytes | None, ...], bytes] = {}
 
     def order_key(self, op: Op) -> tuple[int, bytes]:
         return op.lamport, tie_coin(self.nonce_mix_of(op), op.lamport, self.public_keys[op.author])
@@ -94,11 +100,37 @@ class EpochLog:
             return False
         return held[0] <= op.round_deps[self.index[participant]]
 
+    def covered_nonces(self, op: Op) -> tuple[bytes | None, ...]:
+        """Each participant's nonce if the op covers it (`covers_nonce`), else None."""
+        deps = op.round_deps
+        if len(deps) != len(self.participants):
+            return (None,) * len(self.participants)
+        nonces = self.nonces
+        covered: list[bytes | None] = []
+        for participant, seen in zip(self.participants, deps, strict=True):
+            held = nonces.get(participant)
+            covered.append(held[1] if held is not None and held[0] <= seen else None)
+        return tuple(covered)
+
     def nonce_mix_of(self, op: Op) -> bytes:
-        return nonce_mix(
-            self.mix,
-            [self.nonces[p][1] if self.covers_nonce(op, p) else None for p in self.participants],
-        )
+        covered = self.covered_nonces(op)
+        mixed = self._mixes.get(covered)
+        if mixed is None:
+            mixed = self._mixes[covered] = nonce_mix(self.mix, covered)
+        return mixed
+
+    def covers_owed_nonces(self, op: Op, key: tuple[int, bytes]) -> bool:
+        """The op covers the nonce of every participant that owes one at `key` in the order
+        (`owes_nonce`): what a MOVE needs to count (PROTOCOL.md 6)."""
+        deps = op.round_deps
+        if len(deps) != len(self.participants):
+            return not any(self.owes_nonce(p, key) for p in self.participants)
+        nonces = self.nonces
+        for participant, seen in zip(self.participants, deps, strict=True):
+            held = nonces.get(participant)
+            if (held is None or held[0] > seen) and self.owes_nonce(participant, key):
+                return False
+        return True
 
     def owes_nonce(self, participant: bytes, before: tuple[int, bytes]) -> bool:
         """A MOVE sorting at `before` must cover `participant`'s nonce: it still plays then."""
@@ -158,6 +190,8 @@ class EpochLog:
         return author not in self.excluded and author not in self.departed
 
     def stable_bound(self) -> int:
+        if not self.excluded and not self.departed:
+            return min(self.horizon.values(), default=2**62)
         live = [
             h for a, h in self.horizon.items() if a not in self.excluded and a not in self.departed
         ]
@@ -165,7 +199,7 @@ class EpochLog:
 
     def stable_count(self) -> int:
         """How many ops from the start of the order are stable."""
-        return bisect.bisect_right(self.keys, (self.stable_bound(), b"\xff" * 33))
+        return bisect.bisect_right(self.keys, (self.stable_bound(), _AFTER_EVERY_COIN))
 
     def __iter__(self) -> Iterator[Op]:
         return iter(self.ops)

@@ -77,6 +77,13 @@ class Spec(abc.ABC):
         """Raise RemoteProtocolError(SCHEMA), naming `path`, unless `value` fits this spec."""
 
     @abc.abstractmethod
+    def valid(self, value: object) -> bool:
+        """Does `value` fit this spec? The same verdict as `check`, without words: every
+        datagram is checked, and building the path of every field it passes would cost more
+        than the checks themselves. Composite specs ask it first and walk the value with paths
+        only when it fails, to say where."""
+
+    @abc.abstractmethod
     def describe(self) -> str:
         """The expectation in plain words, used in error messages."""
 
@@ -105,6 +112,11 @@ class Int(Spec):
         if not self.lo <= value <= self.hi:
             _fail(path, self.describe(), f"int {value}")
 
+    def valid(self, value: object) -> bool:
+        return (
+            type(value) is int or (isinstance(value, int) and not isinstance(value, bool))
+        ) and self.lo <= value <= self.hi
+
 
 @final
 class Bool(Spec):
@@ -119,6 +131,9 @@ class Bool(Spec):
         if not isinstance(value, bool):
             _fail(path, "bool", _wire_type(value))
 
+    def valid(self, value: object) -> bool:
+        return isinstance(value, bool)
+
 
 @final
 class Nil(Spec):
@@ -132,6 +147,9 @@ class Nil(Spec):
     def check(self, value: object, path: str = "value") -> None:
         if value is not None:
             _fail(path, "nil", _wire_type(value))
+
+    def valid(self, value: object) -> bool:
+        return value is None
 
 
 @final
@@ -152,6 +170,9 @@ class Const(Spec):
             if isinstance(value, int | str | bytes) or value is None:
                 got = f"{got} {value!r}"
             _fail(path, self.describe(), got)
+
+    def valid(self, value: object) -> bool:
+        return type(value) is type(self.value) and value == self.value
 
 
 @final
@@ -180,6 +201,12 @@ class Bin(Spec):
         if size < self.min or (self.max is not None and size > self.max):
             _fail(path, self.describe(), f"{size} bytes")
 
+    def valid(self, value: object) -> bool:
+        if not isinstance(value, bytes):
+            return False
+        size = len(value)
+        return size >= self.min and (self.max is None or size <= self.max)
+
 
 @final
 class Str(Spec):
@@ -205,6 +232,13 @@ class Str(Spec):
         if not self.min <= size <= self.max:
             _fail(path, self.describe(), f"{size} bytes")
 
+    def valid(self, value: object) -> bool:
+        if not isinstance(value, str):
+            return False
+        # An ASCII string is as many bytes as characters: no need to encode it.
+        size = len(value) if value.isascii() else len(value.encode("utf-8", "surrogatepass"))
+        return self.min <= size <= self.max
+
 
 @final
 class ListOf(Spec):
@@ -224,12 +258,19 @@ class ListOf(Spec):
         return f"array of {_length_words(self.min, self.max, 'items')}"
 
     def check(self, value: object, path: str = "value") -> None:
+        if self.valid(value):
+            return
         if not isinstance(value, list | tuple):
             _fail(path, self.describe(), _wire_type(value))
         if not self.min <= len(value) <= self.max:
             _fail(path, self.describe(), f"{len(value)} items")
         for index, item in enumerate(value):
             self.item.check(item, f"{path}[{index}]")
+
+    def valid(self, value: object) -> bool:
+        if not isinstance(value, list | tuple) or not self.min <= len(value) <= self.max:
+            return False
+        return all(map(self.item.valid, value))
 
 
 @final
@@ -245,12 +286,22 @@ class Tuple(Spec):
         return f"array of exactly {len(self.items)} items"
 
     def check(self, value: object, path: str = "value") -> None:
+        if self.valid(value):
+            return
         if not isinstance(value, list | tuple):
             _fail(path, self.describe(), _wire_type(value))
         if len(value) != len(self.items):
             _fail(path, self.describe(), f"{len(value)} items")
         for index, (spec, item) in enumerate(zip(self.items, value, strict=True)):
             spec.check(item, f"{path}[{index}]")
+
+    def valid(self, value: object) -> bool:
+        if not isinstance(value, list | tuple) or len(value) != len(self.items):
+            return False
+        for spec, item in zip(self.items, value, strict=True):  # noqa: SIM110 (a loop is faster)
+            if not spec.valid(item):
+                return False
+        return True
 
 
 @final
@@ -280,6 +331,12 @@ class OneOf(Spec):
             return
         _fail(path, self.describe(), _wire_type(value))
 
+    def valid(self, value: object) -> bool:
+        for spec in self.alternatives:  # noqa: SIM110 (a loop: any() over a generator is slower)
+            if spec.valid(value):
+                return True
+        return False
+
 
 @final
 class Optional(Spec):
@@ -296,6 +353,9 @@ class Optional(Spec):
     def check(self, value: object, path: str = "value") -> None:
         if value is not None:
             self.spec.check(value, path)
+
+    def valid(self, value: object) -> bool:
+        return value is None or self.spec.valid(value)
 
 
 @final
@@ -319,6 +379,8 @@ class Tagged(Spec):
         return f"array starting with a kind tag ({kinds})"
 
     def check(self, value: object, path: str = "value") -> None:
+        if self.valid(value):
+            return
         if not isinstance(value, list | tuple) or not value:
             got = _wire_type(value) if not isinstance(value, list | tuple) else "empty array"
             _fail(path, self.describe(), got)
@@ -337,6 +399,18 @@ class Tagged(Spec):
             )
         for index, (spec, item) in enumerate(zip(variant.items, rest, strict=True), start=1):
             spec.check(item, f"{path}[{index}]")
+
+    def valid(self, value: object) -> bool:
+        if not isinstance(value, list | tuple) or not value:
+            return False
+        tag = value[0]
+        variant = self.variants.get(tag) if type(tag) is int or type(tag) is str else None
+        if variant is None or len(value) != len(variant.items) + 1:
+            return False
+        for spec, item in zip(variant.items, value[1:], strict=True):  # noqa: SIM110 (faster)
+            if not spec.valid(item):
+                return False
+        return True
 
 
 @final
@@ -366,3 +440,10 @@ class Record(Spec):
             )
         for key, spec in self.fields.items():
             spec.check(value[key], f"{path}.{key}")
+
+    def valid(self, value: object) -> bool:
+        return (
+            isinstance(value, dict)
+            and len(value) == len(self.fields)
+            and all(key in value and spec.valid(value[key]) for key, spec in self.fields.items())
+        )

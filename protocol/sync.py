@@ -119,6 +119,7 @@ class SyncPeer:
         #: author -> seq of an op of its we rejected and no valid op has replaced yet
         self.dead: dict[bytes, int] = {}
         self.expelled: dict[bytes, int] = {}
+        self._expelled_digest: tuple[tuple[tuple[bytes, int], ...], bytes] | None = None
         self.evidence: dict[bytes, tuple[Op, Op]] = {}
         self.members: dict[bytes, Member] = {}
         self.host: bytes | None = None
@@ -230,10 +231,17 @@ class SyncPeer:
     def expelled_digest(self) -> bytes:
         """8 bytes naming the expelled set: SHA-256("nerts-p2p/expelled" || 0x00 ||
         (author || seq as 4 bytes big-endian) for each expelled author, ascending)."""
+        # Asked for after every datagram; the set almost never changes, so the digest is
+        # kept with the set it was made of.
+        expelled = tuple(self.expelled.items())
+        cached = self._expelled_digest
+        if cached is not None and cached[0] == expelled:
+            return cached[1]
         digest = hashlib.sha256(b"nerts-p2p/expelled\x00")
-        for author, seq in sorted(self.expelled.items()):
+        for author, seq in sorted(expelled):
             digest.update(author + seq.to_bytes(4, "big"))
-        return digest.digest()[:8]
+        self._expelled_digest = (expelled, digest.digest()[:8])
+        return self._expelled_digest[1]
 
     # --- authoring ---------------------------------------------------------------------
 

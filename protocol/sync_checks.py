@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import sync_lamport, sync_membership
+from . import sync_membership
 from .errors import DropReason
 from .messages import NO_PREV, Kind, Op
 from .sync_limits import MAX_LAMPORT_STEP
@@ -22,27 +22,31 @@ if TYPE_CHECKING:
 def problem(sync: SyncPeer, op: Op) -> tuple[DropReason, str, tuple[bytes, int] | None] | None:
     """Why `op` cannot be delivered (reason, words, the dep it failed on), or None.
     Chain, Lamport discipline, deps shape and membership; no side effects."""
+    # Every delivered op passes here: each lookup is made once (a catching-up peer runs
+    # this for every op of the table).
     author = op.author
-    log = sync.logs.get(author, [])
+    log = sync.logs.get(author)
     previous = log[-1] if log else None
-    if op.prev != (previous.hash if previous else NO_PREV):
+    if op.prev != (previous.hash if previous is not None else NO_PREV):
         return (
             DropReason.BROKEN_CHAIN,
             f"op {op.seq} does not chain to the author's op {op.seq - 1}",
             None,
         )
-    if previous is not None and op.lamport <= previous.lamport:
+    lamport = op.lamport
+    if previous is not None and lamport <= previous.lamport:
         return (
             DropReason.BACKDATED,
             "its Lamport time is not after the author's previous op",
             None,
         )
-    if op.epoch == 0:
+    epoch = op.epoch
+    start = None
+    if epoch == 0:
         claimed = dict(op.lobby_deps)
     else:
-        participants = (
-            sync.epochs[op.epoch].participants if op.epoch in sync.epochs else op.payload[0]
-        )
+        round_log = sync.epochs.get(epoch)
+        participants = round_log.participants if round_log is not None else op.payload[0]
         if len(op.round_deps) != len(participants):
             return (
                 DropReason.SCHEMA,
@@ -50,23 +54,32 @@ def problem(sync: SyncPeer, op: Op) -> tuple[DropReason, str, tuple[bytes, int] 
                 None,
             )
         claimed = dict(zip(participants, op.round_deps, strict=True))
-        start = sync.epochs[op.epoch].start if op.epoch in sync.epochs else None
-        if start is not None and op.lamport <= start.lamport:
+        start = round_log.start if round_log is not None else None
+        if start is not None and lamport <= start.lamport:
             # A floor for every round op: nobody can stamp a move before the round began.
             return (DropReason.BACKDATED, "its Lamport time is before its round started", None)
-    counts_itself = op.epoch == 0 or author in claimed
-    if counts_itself and claimed.get(author, 0) != op.seq - 1 and (op.epoch or op.seq > 1):
+    counts_itself = epoch == 0 or author in claimed
+    if counts_itself and claimed.get(author, 0) != op.seq - 1 and (epoch or op.seq > 1):
         return DropReason.SCHEMA, "deps must count the author's own previous op", None
+    # The floor of `sync_lamport.lamport_floor`, found in the same pass: every dep named
+    # here is delivered (causal delivery waited for it), so both walk the same deps.
+    floor = previous.lamport if previous is not None else 0
+    logs, expelled = sync.logs, sync.expelled
     for dep_author, dep_seq in claimed.items():
-        if not dep_seq or beyond_expulsion(sync, dep_author, dep_seq):
+        if not dep_seq or (dep_author in expelled and dep_seq >= expelled[dep_author]):
             continue
-        if op.lamport <= sync_lamport.dep_lamport(sync, dep_author, dep_seq):
+        seen = logs[dep_author][dep_seq - 1].lamport
+        if lamport <= seen:
             return (
                 DropReason.BACKDATED,
                 "its Lamport time is not after an op it had seen",
                 (dep_author, dep_seq),
             )
-    if op.lamport > sync_lamport.lamport_floor(sync, author, op.epoch, claimed) + MAX_LAMPORT_STEP:
+        if seen > floor:
+            floor = seen
+    if start is not None and start.lamport > floor:
+        floor = start.lamport
+    if lamport > floor + MAX_LAMPORT_STEP:
         # A lie about time: delivered, it would push every peer's clock towards the
         # ceiling, past which nobody can author (2^48).
         return (
@@ -104,21 +117,37 @@ def discipline_problem(
     log = sync.logs.get(op.author)
     # Lobby deps name only what an op depends on (the OPEN, the author's own op), not all
     # it had seen: round deps are the claims of what was seen, so they are compared.
-    previous_round_op = next((o for o in reversed(log or []) if o.epoch), None)
-    if op.epoch and previous_round_op is not None:
-        before = named_deps(sync, previous_round_op)
-        for author, seen in claimed.items():
-            if seen < before.get(author, 0) and not beyond_expulsion(sync, author, seen + 1):
-                return (
-                    DropReason.BACKDATED,
-                    "its deps name fewer ops of an author than its author's previous op did",
-                )
+    if op.epoch and log:
+        previous_round_op = log[-1] if log[-1].epoch else None
+        if previous_round_op is None:
+            previous_round_op = next((o for o in reversed(log) if o.epoch), None)
+        if previous_round_op is not None and _named_fewer(sync, op, previous_round_op, claimed):
+            return (
+                DropReason.BACKDATED,
+                "its deps name fewer ops of an author than its author's previous op did",
+            )
     if op.kind in (Kind.MOVE, Kind.REVEAL) and (op.epoch, op.author) in sync.revealed:
         return (
             DropReason.SCHEMA,
             f"a {op.kind.name} after its author's REVEAL of round {op.epoch}",
         )
     return None
+
+
+def _named_fewer(sync: SyncPeer, op: Op, previous: Op, claimed: dict[bytes, int]) -> bool:
+    """Does `op` name fewer ops of some author than `previous`, its author's previous round
+    op, did (not counting an expelled author's ops from its expulsion on)?"""
+    if previous.epoch == op.epoch and len(previous.round_deps) == len(op.round_deps):
+        # The same round: both name the same participants in the same order.
+        for (author, seen), before in zip(claimed.items(), previous.round_deps, strict=True):
+            if seen < before and not beyond_expulsion(sync, author, seen + 1):
+                return True
+        return False
+    before_of = named_deps(sync, previous)
+    for author, seen in claimed.items():
+        if seen < before_of.get(author, 0) and not beyond_expulsion(sync, author, seen + 1):
+            return True
+    return False
 
 
 def beyond_expulsion(sync: SyncPeer, author: bytes, seq: int) -> bool:

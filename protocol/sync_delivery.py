@@ -21,12 +21,14 @@ if TYPE_CHECKING:
 
 def deliver_ready(sync: SyncPeer) -> None:
     blocked = sync._blocked_on
+    pending, logs = sync.pending, sync.logs
     progress = True
     while progress:
         progress = False
-        for author in list(sync.pending):
-            queue = sync.pending[author]
-            nxt = sync.delivered(author) + 1
+        for author in list(pending):
+            queue = pending[author]
+            log = logs.get(author)
+            nxt = (len(log) if log else 0) + 1
             op = queue.get(nxt)
             if op is None:
                 continue
@@ -45,7 +47,7 @@ def deliver_ready(sync: SyncPeer) -> None:
             del queue[nxt]
             blocked.pop(author, None)
             if not queue:
-                del sync.pending[author]
+                del pending[author]
             deliver_checked(sync, op)
             progress = True
         # A departure agreed on just now may make a waiting successor's START
@@ -56,22 +58,25 @@ def deliver_ready(sync: SyncPeer) -> None:
 def deps_met(sync: SyncPeer, op: Op) -> bool:
     if op.kind != Kind.OPEN and sync.open_op is None:
         return False  # everything at a table happens after its OPEN
+    logs = sync.logs
     if op.epoch == 0:
         for a, n in op.lobby_deps:
-            if sync.delivered(a) < n and not sync_checks.beyond_expulsion(sync, a, n):
+            held = logs.get(a)
+            if (len(held) if held else 0) < n and not sync_checks.beyond_expulsion(sync, a, n):
                 sync._blocked_on[op.author] = (op, a, n)
                 return False
         return True
     log = sync.epochs.get(op.epoch)
     if log is None and op.kind != Kind.START:
         return False
-    if sync_membership.successor_waits(sync, op):
+    if op.kind == Kind.START and sync_membership.successor_waits(sync, op):
         return False
     participants = log.participants if log is not None else op.payload[0]
     if len(op.round_deps) != len(participants):
         return True  # judged (and rejected) by the checks on delivery
     for p, n in zip(participants, op.round_deps, strict=True):
-        if sync.delivered(p) < n and not sync_checks.beyond_expulsion(sync, p, n):
+        held = logs.get(p)
+        if (len(held) if held else 0) < n and not sync_checks.beyond_expulsion(sync, p, n):
             # Remembered: while this dep is missing, the op cannot be delivered.
             sync._blocked_on[op.author] = (op, p, n)
             return False

@@ -87,8 +87,17 @@ def ready_for(sync: SyncPeer, epoch: int, author: bytes, start: Op) -> Op | None
     return candidates[-1] if candidates else None
 
 
+#: The kinds that change the membership (or what it is judged by): the others, MOVEs above
+#: all, pass straight through `apply_membership`.
+_MEMBERSHIP_KINDS = frozenset(
+    {Kind.OPEN, Kind.JOIN, Kind.ADMIT, Kind.LEAVE, Kind.READY, Kind.REVEAL, Kind.START}
+)
+
+
 def apply_membership(sync: SyncPeer, op: Op) -> None:
     kind, author = op.kind, op.author
+    if kind not in _MEMBERSHIP_KINDS:
+        return
     if kind == Kind.OPEN:
         sync.open_op, sync.host = op, author
         pk, name = op.payload[0], op.payload[1]

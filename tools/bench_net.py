@@ -51,9 +51,10 @@ def _percentile(values: list[float], q: float) -> float:
 # --- move latency -------------------------------------------------------------------------
 
 
-def _latency_round(seed: int, players: int = 4) -> list[float]:
-    """Seconds from authoring to folding, for every MOVE at every other player. Each player is
-    a process of its own (`tools.bench_net_peer`), as on a real LAN; the times are on the
+def _latency_round(seed: int, players: int = 4) -> list[tuple[float, float]]:
+    """Seconds from authoring to folding, for every MOVE at every other player, each with the
+    seconds the receiving process spent in the receive that folded it. Each player is a
+    process of its own (`tools.bench_net_peer`), as on a real LAN; the times are on the
     machine's monotonic clock, which every process shares."""
     command = [sys.executable, "-m", "tools.bench_net_peer", "--seed", str(seed)]
     command += ["--players", str(players)]
@@ -97,7 +98,12 @@ def _latency_round(seed: int, players: int = 4) -> list[float]:
             raise RuntimeError(f"a bench player exited with code {process.returncode}")
         results.append(json.loads(out.strip().splitlines()[-1]))
     authored = {(a, q): t for r in results for a, q, t in r["authored"]}
-    return [t - authored[(a, q)] for r in results for a, q, t in r["folded"] if (a, q) in authored]
+    return [
+        (t - authored[(a, q)], spent)
+        for r in results
+        for a, q, t, spent in r["folded"]
+        if (a, q) in authored
+    ]
 
 
 def _floor(samples: int = 2000) -> list[float]:
@@ -121,20 +127,24 @@ def _floor(samples: int = 2000) -> list[float]:
 
 
 def latency_benchmarks(repeats: int) -> dict[str, dict[str, float]]:
-    p50s, p99s, floors, moves = [], [], [], []
+    p50s, p99s, floors, moves, receives = [], [], [], [], []
     for seed in range(repeats):
-        latencies = _latency_round(seed)
+        timed = _latency_round(seed)
+        latencies = [latency for latency, _ in timed]
         floor = _floor()
         p50s.append(_percentile(latencies, 0.5) * 1000)
         p99s.append(_percentile(latencies, 0.99) * 1000)
         floors.append(statistics.median(floor) * 1000)
         moves.append(float(len(latencies)))
+        receives.append(statistics.median(spent for _, spent in timed) * 1000)
     ratio = [p / f for p, f in zip(p50s, floors, strict=True)]
     return {
         "move latency p50 (ms)": summary(p50s),
         "move latency p99 (ms)": summary(p99s),
         "floor: UDP+sign+verify (ms)": summary(floors),
         "p50 / floor (x)": summary(ratio),
+        # where the time goes: the receiving process's own work for a move, p50 (wall)
+        "receive that folds a move, p50 (ms)": summary(receives),
         "moves timed per round": summary(moves),
     }
 

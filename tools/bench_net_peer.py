@@ -115,6 +115,7 @@ def _time_moves(
 
     def timed_receive(datagram: bytes, source: Hashable, now: float) -> None:
         before = {author: len(log) for author, log in sync.logs.items()}
+        start = monotonic()
         receive(datagram, source, now)
         done = monotonic()
         for author, log in sync.logs.items():
@@ -122,7 +123,8 @@ def _time_moves(
                 continue
             for op in log[before.get(author, 0) :]:
                 if op.kind == Kind.MOVE:
-                    folded.append([author.hex(), op.seq, done])
+                    # the last field: how long this receive took here (gate, delivery, fold)
+                    folded.append([author.hex(), op.seq, done, done - start])
 
     replica.play = timed_play  # type: ignore[method-assign,assignment]
     replica.receive = timed_receive  # type: ignore[method-assign]

@@ -16,6 +16,8 @@ a joker's given identity follows ``=`` (``X1=9H``).
 
 from __future__ import annotations
 
+import functools
+
 from nerts_p2p.game.errors import NotationError
 
 SUITS = "SHDC"
@@ -116,6 +118,9 @@ def parse_face(text: str) -> int:
     return face_index(RANKS.index(t[0]) + 1, SUITS.index(t[1]))
 
 
+# Remembered: every received MOVE names its cards in text, and a round names the same few
+# hundred again and again (a wrong text raises, and an exception is never remembered).
+@functools.lru_cache(maxsize=4096)
 def parse_card(text: str, *, default_owner: int | None = None, max_owner: int = 7) -> int:
     """Read a card or pile entry (``5H@2``, ``X1=9H``) written by `card_text`."""
     body, sep, owner_text = text.partition("@")

@@ -111,11 +111,20 @@ def parse_move(text: str) -> Move:
     seat = _parse_index(parts[0], "the seat", text)
     if seat > 7:
         raise NotationError(f"{text!r}: seats are numbered 0..7")
-    reveals_at = next((i for i, p in enumerate(parts) if p.startswith("+")), len(parts))
-    reveals = tuple(
-        parse_card(token, default_owner=seat)
-        for token in "".join(parts[reveals_at:]).split("+")[1:]
-    )
+    # Every received MOVE is read here once: plain loops, not generators, on this path.
+    reveals_at = len(parts)
+    for i, part in enumerate(parts):
+        if part[0] == "+":
+            reveals_at = i
+            break
+    reveals: tuple[int, ...] = ()
+    if reveals_at < len(parts):
+        reveals = tuple(
+            [
+                parse_card(token, default_owner=seat)
+                for token in "".join(parts[reveals_at:]).split("+")[1:]
+            ]
+        )
     head = parts[1:reveals_at]
     if head and head[0] in SIMPLE_ACTIONS:
         if len(head) != 1:

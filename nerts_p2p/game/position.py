@@ -58,6 +58,52 @@ def _slots(slots: tuple[int, ...], owner: int) -> str:
     return ".".join(parts) or "-"
 
 
+#: Texts of parts of states written lately, by the identity of the immutable part: a move
+#: changes one seat (and perhaps the foundations), and every peer hashes its state for its
+#: heartbeats and for each heartbeat that claims the same ops, so most parts were written
+#: for an earlier state already. Each entry keeps its part alive, so an id is never reused
+#: while it is here; cleared when full.
+_written: dict[int, tuple[object, int, str]] = {}
+_WRITTEN_MAX = 512
+
+
+def _remembered(part: object, index: int) -> str | None:
+    hit = _written.get(id(part))
+    return hit[2] if hit is not None and hit[0] is part and hit[1] == index else None
+
+
+def _remember(part: object, index: int, text: str) -> str:
+    if len(_written) >= _WRITTEN_MAX:
+        _written.clear()
+    _written[id(part)] = (part, index, text)
+    return text
+
+
+def _seat_text(s: SeatState, i: int) -> str:
+    text = _remembered(s, i)
+    if text is None:
+        text = _remember(
+            s,
+            i,
+            f"{_slots(s.nerts_hidden, i)}:{_cards(s.nerts_up, i)}"
+            f"/{','.join(_cards(p, i) for p in s.work)}"
+            f"/{_slots(s.stock, i)}/{_cards(s.waste, i)}/{'s' if s.stuck else '-'}",
+        )
+    return text
+
+
+def _pile_text(pile: Foundation) -> str:
+    text = _remembered(pile, -1)
+    if text is None:
+        text = _remember(pile, -1, ".".join(card_text(e) for e in pile.cards))
+    return text
+
+
+def _foundations_text(foundations: dict[int, Foundation]) -> str:
+    # By pile, not by the dict: a dict could be changed in place, a Foundation cannot.
+    return ",".join(_pile_text(foundations[base]) for base in sorted(foundations)) or "-"
+
+
 def position_text(state: GameState) -> str:
     if state.ended_by == ENDED_NERTS:
         phase = f"nerts@{state.called_by}"
@@ -66,20 +112,8 @@ def position_text(state: GameState) -> str:
     else:
         phase = "play"
     status = f"{phase}/{state.rotations}/{int(state.progress)}"
-    foundations = (
-        ",".join(
-            ".".join(card_text(e) for e in state.foundations[base].cards)
-            for base in sorted(state.foundations)
-        )
-        or "-"
-    )
-    seats = []
-    for i, s in enumerate(state.seats):
-        seats.append(
-            f"{_slots(s.nerts_hidden, i)}:{_cards(s.nerts_up, i)}"
-            f"/{','.join(_cards(p, i) for p in s.work)}"
-            f"/{_slots(s.stock, i)}/{_cards(s.waste, i)}/{'s' if s.stuck else '-'}"
-        )
+    foundations = _foundations_text(state.foundations)
+    seats = [_seat_text(s, i) for i, s in enumerate(state.seats)]
     return " ".join([MAGIC, rule_options_text(state.rules), status, foundations, *seats])
 
 

@@ -7,6 +7,7 @@ The `Rules` travel in a round's start message, so every peer plays the same vari
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -152,6 +153,7 @@ def parse_rule_options(text: str) -> Rules:
     return Rules.from_dict(values)
 
 
+@functools.lru_cache(maxsize=64)  # every state's position text starts with it
 def rule_options_text(rules: Rules) -> str:
     changed = rules.changed()
     if not changed:

@@ -372,10 +372,14 @@ class TableReplica:
     def _refold(self, rnd: ReplicatedRound, position: int) -> None:
         was_ended = rnd.end_position is not None
         replaced = rnd.fold_from(position)
-        new_steps = {step.op.hash: i for i, step in enumerate(rnd.steps[position:], position)}
+        new_steps: dict[bytes, int] | None = None  # made only if one of ours was re-folded
         for old in replaced:
             if old.op.author != self.me or not old.applied:
                 continue
+            if new_steps is None:
+                new_steps = {
+                    step.op.hash: i for i, step in enumerate(rnd.steps[position:], position)
+                }
             at = new_steps.get(old.op.hash)
             if at is not None and not rnd.steps[at].applied and old.move is not None:
                 # Announced once the loss is stable: with several racers, a later op may

@@ -134,7 +134,7 @@ class ReplicatedRound:
             known = self.covered.get(op.hash)
             if known is not None:
                 return known
-        covered = all(log.covers_nonce(op, p) for p in log.participants if log.owes_nonce(p, key))
+        covered = log.covers_owed_nonces(op, key)
         if settled:
             self.covered[op.hash] = covered
         return covered

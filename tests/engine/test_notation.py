@@ -180,6 +180,22 @@ def test_positions_reached_by_play_round_trip(rules: Rules) -> None:
         assert [s.seen for s in parsed.seats] == [s.seen for s in state.seats]
 
 
+def test_position_texts_of_a_round_do_not_depend_on_what_was_written_before() -> None:
+    # Parts of states are remembered by identity (a move changes one seat): a text written
+    # after many others must be the text written from nothing.
+    import nerts_p2p.game.position as position_module
+
+    rules = Rules(seats=3, jokers=2, draw=1)
+    states = round_states(rules, [b"a", b"b", b"c"], [EXPERT, CASUAL, EXPERT])
+    warm = [position_text(state) for state in states]
+    cold = []
+    for state in reversed(states):
+        position_module._written.clear()
+        cold.append(position_text(state))
+    assert warm == cold[::-1]
+    assert len(set(warm)) > len(states) // 2  # the round moved: the texts are not all one
+
+
 def test_a_position_can_be_written_by_hand() -> None:
     text = "nerts1 seats=2 play/0/0 - ?11:7C.5H/9S,8D,-,KC/?36/-/- ?12:AS/2D,3C,4H,5S/?35/-/-"
     state = parse_position(text)

@@ -536,6 +536,9 @@ def test_an_expelled_dealer_who_never_reveals_is_named_a_cheater_when_the_round_
         assert final.scores[2].score <= 0
         assert final.scores[0].score == 1  # its ace; the caller's bonus is 0 by default
     assert finals[0] == finals[1]
+    # The expelled player's own table (it hears everything) waits for the others' reveals
+    # too, and shows the very same result.
+    assert [e for e in table.events[2] if isinstance(e, RoundFinal)] == finals[0]
 
 
 def test_a_seed_share_that_does_not_open_is_reported_and_changes_nothing() -> None:

@@ -93,15 +93,9 @@ class EpochLog:
     def order_key(self, op: Op) -> tuple[int, bytes]:
         return op.lamport, tie_coin(self.nonce_mix_of(op), op.lamport, self.public_keys[op.author])
 
-    def covers_nonce(self, op: Op, participant: bytes) -> bool:
-        """The op's author had delivered `participant`'s MIX when it made `op`."""
-        held = self.nonces.get(participant)
-        if held is None or len(op.round_deps) != len(self.participants):
-            return False
-        return held[0] <= op.round_deps[self.index[participant]]
-
     def covered_nonces(self, op: Op) -> tuple[bytes | None, ...]:
-        """Each participant's nonce if the op covers it (`covers_nonce`), else None."""
+        """Each participant's nonce if the op covers it (its author had delivered that
+        participant's MIX when it made the op), else None."""
         deps = op.round_deps
         if len(deps) != len(self.participants):
             return (None,) * len(self.participants)

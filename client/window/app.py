@@ -272,26 +272,12 @@ def open_window(
 ) -> WindowApp:
     """A window at its start screen, or straight at a practice table (`make play`)."""
     app = WindowApp(settings, size=size, interface=interface)
-    if practice_seats is not None and not watch:
-        from .menus import open_practice
+    if practice_seats is not None:
+        from .menus import open_practice, open_watch
 
         # The table opens (a socket, the bots' process) once the frame loop runs.
-        app.when_running.append(lambda: open_practice(app, practice_seats, level, seed))
-    elif practice_seats is not None:
-        from nerts_p2p.game.bots import level_named
-
-        from .practice import WINDOW_FRAME_BUDGET, practice_table
-        from .table_screen import TableScreen
-
-        table = practice_table(
-            practice_seats,
-            level_named(level),
-            name=app.settings.name,
-            seed=seed,
-            watch=watch,
-            frame_budget=WINDOW_FRAME_BUDGET,
-        )
-        app.show(TableScreen(app, table))
+        opener = open_watch if watch else open_practice
+        app.when_running.append(lambda: opener(app, practice_seats, level, seed))
     return app
 
 

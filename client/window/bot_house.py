@@ -12,7 +12,9 @@ The window speaks to the child through its standard streams, one line each way:
 - stdin: a first line of JSON (`BotHouseConfig`), then `add` or `remove` per line. When the
   window closes the pipe (it left, or it died) every bot sends its LEAVE, serves the table
   `LINGER` seconds more, and the process ends.
-- stdout: JSON lines, `{"seated": key id hex, "name": ...}` once a bot exists,
+- stdout: JSON lines, `{"opened": table id hex, "host": key id hex, "address": [ip, port]}`
+  once the first bot opened the table it hosts (watching bots: `open_rules`),
+  `{"seated": key id hex, "name": ...}` once a bot exists,
   `{"gone": key id hex}` once a removed one has left, `{"problem": sentence}` if one could
   not be seated.
 """
@@ -25,12 +27,13 @@ import random
 import subprocess
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import trio
 
 from nerts_p2p.game.bots import BotPlayer, level_named
 from nerts_p2p.game.errors import NertsError
+from nerts_p2p.game.rules import Rules
 from nerts_p2p.net.autopilot import Autopilot
 from nerts_p2p.net.node import Leave, TableNode
 from nerts_p2p.net.transport import open_udp_transport
@@ -62,6 +65,11 @@ class BotHouseConfig:
     seed: str | None = None
     #: The bots' thinking times are multiplied by this (1: a person's pace; tests: fast).
     pace: float = 1.0
+    #: Watching bots: the first bot opens a table with these rules (`Rules.to_dict`) and
+    #: hosts it, the others join it (`table`, `host` and `address` are then unused).
+    open_rules: dict[str, int | bool] | None = None
+    #: Seconds the bots rest after a round before the next (watchers read the results).
+    rest: float = 0.0
 
     def to_line(self) -> bytes:
         data = {
@@ -73,6 +81,8 @@ class BotHouseConfig:
             "table_key": self.table_key.hex() if self.table_key is not None else None,
             "seed": self.seed,
             "pace": self.pace,
+            "open_rules": self.open_rules,
+            "rest": self.rest,
         }
         return (json.dumps(data) + "\n").encode()
 
@@ -90,6 +100,8 @@ class BotHouseConfig:
             table_key=bytes.fromhex(key) if key is not None else None,
             seed=data["seed"] if data["seed"] is None else str(data["seed"]),
             pace=float(data.get("pace", 1.0)),
+            open_rules=data.get("open_rules"),
+            rest=float(data.get("rest", 0.0)),
         )
 
 
@@ -128,6 +140,8 @@ class BotHouse:
         self.level = level_named(config.level)
         self.bots: list[_Bot] = []
         self.made = 0
+        #: With `open_rules`: the first bot has opened the table.
+        self.opened = False
 
     def _key_and_randomness(self, index: int) -> tuple[SigningKeyPair, Callable[[int], bytes]]:
         if self.config.seed is None:
@@ -135,34 +149,63 @@ class BotHouse:
         draw = seeded_bytes(f"{self.config.seed}/bot/{index}")
         return SigningKeyPair(draw(32)), draw
 
-    async def run_bot(self, index: int) -> None:
+    async def run_bot(
+        self, index: int, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        """One bot, until the match is over for it or it is removed. With `open_rules` and
+        no table yet, it opens the table and hosts it (`task_status` says when the others
+        can join)."""
         config = self.config
         try:
             transport = await open_udp_transport(config.interface)
         except (NertsError, OSError) as exc:
             self.say({"problem": f"no bot could be seated: {exc}"})
+            task_status.started()
             return
         name = f"{self.level.name} bot {index}"
         key, randomness = self._key_and_randomness(index)
-        replica = TableReplica.joining(
-            key, config.table, name=name, role=PLAYER, randomness=randomness
-        )
-        if config.table_key is not None:
-            replica.use_table_key(config.table_key)
-        node = TableNode(replica, transport, bootstrap=config.address, table_host=config.host)
+        if config.open_rules is not None and not self.opened:
+            replica = TableReplica.open_table(
+                key,
+                name=name,
+                rules=Rules.from_dict(config.open_rules),
+                spectators=True,
+                randomness=randomness,
+            )
+            node = TableNode(replica, transport)
+            self.opened = True
+            self.config = replace(
+                config, table=replica.sync.table, host=replica.me, address=node.address
+            )
+            self.say(
+                {
+                    "opened": replica.sync.table.hex(),
+                    "host": replica.me.hex(),
+                    "address": list(node.address),
+                }
+            )
+        else:
+            replica = TableReplica.joining(
+                key, config.table, name=name, role=PLAYER, randomness=randomness
+            )
+            if config.table_key is not None:
+                replica.use_table_key(config.table_key)
+            node = TableNode(replica, transport, bootstrap=config.address, table_host=config.host)
         node.events.close()  # nobody reads a bot's events
         seed = config.seed if config.seed is not None else os.urandom(8).hex()
         player = BotPlayer(self.level, -1, random.Random(f"{seed}/bot/{index}"))
         bot = _Bot(node)
         self.bots.append(bot)
         self.say({"seated": replica.me.hex(), "name": name})
+        pilot = Autopilot(
+            node, player, pace=config.pace, go_delay=GO_DELAY * config.pace, rest=config.rest
+        )
         try:
             with bot.scope:
                 async with trio.open_nursery() as nursery:
                     await nursery.start(node.run)
-                    await Autopilot(
-                        node, player, pace=config.pace, go_delay=GO_DELAY * config.pace
-                    ).run()
+                    task_status.started()
+                    await pilot.run()
                     node.apply_intent(Leave())  # the match is over for it
                     await trio.sleep_forever()
         finally:
@@ -203,7 +246,8 @@ async def serve_bots(config: BotHouseConfig, commands: trio.abc.ReceiveChannel[s
         async for command in commands:
             if command == "add":
                 house.made += 1
-                nursery.start_soon(house.run_bot, house.made)
+                # The first bot of a table the bots host opens it before anyone joins.
+                await nursery.start(house.run_bot, house.made)
             elif command == "remove":
                 house.remove()
         house.farewell()
@@ -248,6 +292,9 @@ class BotSeats:
         self._send, self._requests = trio.open_memory_channel[bytes](64)
         self._process: trio.Process | None = None
         self._closing = False
+        #: The table the bots opened (`open_rules`): its id, host key id and address.
+        self.opened: tuple[bytes, bytes, tuple[str, int]] | None = None
+        self.table_opened = trio.Event()
         #: The process ended without being asked to (it crashed, or was killed).
         self.stopped = False
         self.done = trio.Event()
@@ -320,6 +367,7 @@ class BotSeats:
             self.stopped = True
             self.seated.clear()
             self.problems.append("the bots' process stopped: its bots have left the table")
+            self.table_opened.set()  # whoever waits for the table learns it will not open
             scope.cancel()
 
     def _on_line(self, line: bytes) -> None:
@@ -329,7 +377,15 @@ class BotSeats:
             return
         if not isinstance(message, dict):
             return
-        if "seated" in message:
+        if "opened" in message:
+            host, port = message["address"]
+            self.opened = (
+                bytes.fromhex(str(message["opened"])),
+                bytes.fromhex(str(message["host"])),
+                (str(host), int(port)),
+            )
+            self.table_opened.set()
+        elif "seated" in message:
             self.seated.add(bytes.fromhex(str(message["seated"])))
         elif "gone" in message:
             self.seated.discard(bytes.fromhex(str(message["gone"])))

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pygame
+import trio
 
 from nerts_p2p.game.bots import LEVELS, level_named
 from protocol.messages import PLAYER, SPECTATOR
 
-from .practice import WINDOW_FRAME_BUDGET, practice_table
 from .replay_file import ReplayError, load_replay
 from .screen import App
 from .settings import (
@@ -47,6 +47,35 @@ def open_practice(app: App, seats: int, level: str, seed: int | None = None) -> 
 
     def failed(problem: str) -> None:
         app.message = f"The practice table could not be opened: {problem}"
+
+    app.spawn(opening, failed)
+
+
+def open_watch(app: App, seats: int, level: str, seed: int | None = None) -> None:
+    """Bots at every seat of a table on 127.0.0.1 that they host in their own process
+    (`net_open.watched_bots`), and us watching it: the table screen shows once we are in."""
+    from .net_open import watch_bots, watched_bots
+    from .table_screen import TableScreen
+
+    came_from = app.screen
+
+    async def opening() -> None:
+        bots = watched_bots(seats, level_named(level), seed=seed)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(bots.run)
+            try:
+                table = await watch_bots(bots, name=app.settings.name)
+            except BaseException:
+                bots.close()
+                raise
+            if app.screen is not came_from:  # the player went elsewhere meanwhile
+                table.leave()
+                return
+            app.show(TableScreen(app, table))
+            await table.serve()
+
+    def failed(problem: str) -> None:
+        app.message = f"The bots' table could not be opened: {problem}"
 
     app.spawn(opening, failed)
 
@@ -99,20 +128,11 @@ class StartScreen:
 
     def choose(self, name: str, now: float) -> None:
         app = self.app
-        from .table_screen import TableScreen
 
         if name == "practice":
             open_practice(app, self.seats, self.level)
         elif name == "watch":
-            table = practice_table(
-                self.seats,
-                level_named(self.level),
-                name=app.settings.name,
-                watch=True,
-                frame_budget=WINDOW_FRAME_BUDGET,
-            )
-            table.now = now
-            app.show(TableScreen(app, table))
+            open_watch(app, self.seats, self.level)
         elif name == "seats":
             self.seats = self.seats + 1 if self.seats < 8 else 2
         elif name == "level":

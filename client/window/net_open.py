@@ -19,7 +19,7 @@ from pathlib import Path
 
 import trio
 
-from nerts_p2p.game.bots import CASUAL, BotLevel
+from nerts_p2p.game.bots import CASUAL, BotLevel, level_named
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.net.discovery import ALL_INTERFACES, TableAd, TableAnnouncer
 from nerts_p2p.net.node import TableNode
@@ -40,11 +40,15 @@ from protocol.envelope import PROTOCOL_VERSION
 from protocol.messages import PLAYER, SPECTATOR
 from protocol.signing import SigningKeyPair, generate_signing_key
 
-from .bot_house import seeded_bytes
+from .bot_house import BotHouseConfig, BotSeats, seeded_bytes
 from .netsession import HOST_ANSWER_TIMEOUT, NetTableError, NetworkTable
 
 #: Where practice tables play: this machine only.
 LOOPBACK = "127.0.0.1"
+#: Watching bots: seconds they rest between rounds (the results stay up that long).
+WATCH_REST = 6.0
+#: The longest the window waits for the bots' process to open the table it hosts.
+OPEN_WAIT = 30.0
 
 
 def _identity(data_dir: Path | None) -> SigningKeyPair:
@@ -284,6 +288,66 @@ async def loopback_practice(
     )
     table.initial_bots = rules.seats - 1
     return table
+
+
+def watched_bots(
+    seats: int,
+    level: BotLevel,
+    *,
+    seed: int | None = None,
+    rules: Rules | None = None,
+    bot_pace: float = 1.0,
+) -> BotSeats:
+    """Bots at every seat of a table they host, in their own process on 127.0.0.1 (run it
+    with `BotSeats.run`, then `watch_bots` to watch). The same seed deals the same game."""
+    rules = rules or Rules(seats=seats)
+    if rules.partnerships:
+        raise NetTableError("bots to watch sit one per seat")
+    bots = BotSeats(
+        BotHouseConfig(
+            interface=LOOPBACK,
+            table=b"",
+            host=b"",
+            address=("", 0),
+            level=level.name,
+            seed=f"seed-{seed}" if seed is not None else None,
+            pace=bot_pace,
+            open_rules=rules.to_dict(),
+            rest=WATCH_REST,
+        )
+    )
+    for _ in range(rules.seats):
+        bots.add()
+    return bots
+
+
+async def watch_bots(bots: BotSeats, *, name: str) -> NetworkTable:
+    """A spectator's table (ours) at the table `bots` opened, once it is open: every seat
+    is theirs, we only watch. Nothing is kept (no key, no store)."""
+    with trio.move_on_after(OPEN_WAIT):
+        await bots.table_opened.wait()
+    if bots.opened is None:
+        said = "; ".join(bots.problems) or f"nothing after {OPEN_WAIT:g} s"
+        raise NetTableError(f"the bots could not open their table ({said})")
+    table, host, address = bots.opened
+    label = bots.config.seed
+    draw = seeded_bytes(f"{label}/watcher") if label is not None else os.urandom
+    replica = TableReplica.joining(
+        SigningKeyPair(draw(32)), table, name=name, role=SPECTATOR, randomness=draw
+    )
+    transport = await open_udp_transport(LOOPBACK)
+    node = TableNode(replica, transport, bootstrap=address, table_host=host)
+    watching = NetworkTable(
+        node,
+        table_name="bots",
+        interface=LOOPBACK,
+        hosting=False,
+        bot_level=level_named(bots.config.level),
+        practice=True,
+        seed=label,
+    )
+    watching.bots = bots
+    return watching
 
 
 async def _table_key(passphrase: str, replica: TableReplica) -> bytes:

@@ -334,6 +334,8 @@ class NetworkTable:
         if self._nursery is None:  # never served: nothing to say goodbye to
             self.left = True
             self.node.transport.close()
+            if self.bots is not None:
+                self.bots.close()
             self.done.set()
 
     # --- a practice match as a replay ----------------------------------------------------

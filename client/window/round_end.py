@@ -184,11 +184,16 @@ class RoundEndScreen:
             image = fonts.text(label, rect.h * 0.42, theme.button_text, True)
             surface.blit(image, image.get_rect(center=rect.center))
         if view.watching and result.match_winner is None:
+            from .netsession import NetworkTable
             from .practice import PracticeTable
 
+            session = self.table.session
+            bots_only = isinstance(session, PracticeTable) or (
+                isinstance(session, NetworkTable) and session.practice
+            )
             line = (
                 "The bots deal the next round in a few seconds."
-                if isinstance(self.table.session, PracticeTable)
+                if bots_only
                 else "The next round starts when the players are ready."
             )
             image = fonts.text(line, size * 0.85, theme.dim_text)

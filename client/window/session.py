@@ -4,8 +4,10 @@ The window never decides a rule. It reads a `TableView` (a snapshot of the specu
 state, our seat, which of our moves are still pending) and hands intents back as moves;
 the session answers with the engine's `Rejection` or nothing. Everything that should be
 announced (a race lost, the stocks rotated, Nerts called, a round scored) arrives as a
-`Notice`. The practice table (`practice.PracticeTable`) implements this with real
-replicas over an in-memory link; a network session implements the same protocol.
+`Notice`. A network table (`netsession.NetworkTable`: practice and watching bots on
+127.0.0.1, or a LAN table) implements it on the real node; `practice.PracticeTable`, every
+seat's replica in one process over an in-memory link, is the deterministic one the tests
+drive.
 """
 
 from __future__ import annotations

@@ -35,10 +35,15 @@ class Autopilot:
     #: Seconds after a round appears here before the bot's first move in it (a person's
     #: "Go": a window's player gets a moment to look at the deal).
     go_delay: float = 0.0
+    #: Seconds after a round is final here before saying ready for the next (people
+    #: watching the table get time to read the results).
+    rest: float = 0.0
     _asked: dict[tuple[str, int], float] = field(default_factory=dict)
     _join_asked_at: float = -1e9
     #: Round number -> when it first appeared here (for `go_delay`).
     _dealt_at: dict[int, float] = field(default_factory=dict)
+    #: Round number -> when it was first seen final here (for `rest`).
+    _final_at: dict[int, float] = field(default_factory=dict)
 
     def match_over(self) -> bool:
         """The match is over here: a seat won, we played our `max_rounds`, or the host
@@ -86,6 +91,10 @@ class Autopilot:
         upcoming = last + 1
         if self.max_rounds is not None and upcoming > self.max_rounds:
             return LOBBY_POLL
+        if current is not None:
+            final_at = self._final_at.setdefault(current.number, now)
+            if now < final_at + self.rest:
+                return min(LOBBY_POLL, final_at + self.rest - now)
         if upcoming not in replica.my_secrets and self._due(("ready", upcoming), now):
             self.node.submit(Ready())
         if self._may_start(upcoming) and self._due(("start", upcoming), now):

@@ -15,11 +15,12 @@ from collections.abc import Callable
 import trio
 
 from client.window.bot_house import BotHouseConfig
-from client.window.net_open import loopback_practice
+from client.window.net_open import loopback_practice, watch_bots, watched_bots
 from client.window.netsession import NetworkTable
-from client.window.session import PLAYING
+from client.window.session import PLAYING, SCORED
 from nerts_p2p.game.bots import EXPERT
 from nerts_p2p.game.position import state_hash
+from nerts_p2p.game.rules import Rules
 from nerts_p2p.table.replica import TableReplica
 
 #: Bound of the waits (a broken test fails rather than hangs; not a speed check).
@@ -127,4 +128,32 @@ async def test_a_practice_table_whose_bots_process_dies_says_so() -> None:
         table.leave()
         with trio.fail_after(WAIT):
             await table.done.wait()
+        nursery.cancel_scope.cancel()
+
+
+async def test_watching_bots_that_host_their_own_table_from_their_process() -> None:
+    gc.collect()
+    before = {id(o) for o in gc.get_objects() if isinstance(o, TableReplica)}
+    bots = watched_bots(2, EXPERT, seed=6, rules=Rules(seats=2), bot_pace=0.05)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(bots.run)
+        table = await watch_bots(bots, name="Ann")
+        nursery.start_soon(table.serve)
+        await frames(table, lambda: bool(table.view().results), "round 1 scored")
+        view = table.view()
+        assert view.watching
+        assert sorted(view.names) == ["expert bot 1", "expert bot 2"]
+        assert bots.opened is not None
+        assert table.replica.sync.host == bots.opened[1], "a bot hosts the table"
+        assert view.phase == SCORED
+        assert view.results[0].round == 1
+        await frames(table, lambda: table.view().round == 2, "round 2, dealt by the bots")
+        gc.collect()
+        made = [o for o in gc.get_objects() if isinstance(o, TableReplica) and id(o) not in before]
+        assert made == [table.replica], "we only watch: one replica in this process"
+        table.leave()
+        with trio.fail_after(WAIT):
+            await table.done.wait()
+            await bots.done.wait()
+        assert bots.exit_code == 0
         nursery.cancel_scope.cancel()

@@ -5,9 +5,10 @@ arrive in: another implementation must reach the same order and the same departu
 from __future__ import annotations
 
 from protocol.messages import Kind, Op
+from protocol.order import nonce_mix, tie_coin
 from protocol.sync import DeparturesChanged, OpDelivered, SyncPeer
 from tests.protocol.test_hostile import IDS, OBSERVER, next_op, observer
-from tools.gen_vectors import KEYS, NONCE, ROUND_RULES, TABLE, TABLE_RULES
+from tools.gen_vectors import KEYS, MIX_NONCES, NONCE, ROUND_RULES, TABLE, TABLE_RULES
 
 
 def test_a_leave_a_non_player_sends_with_a_rounds_number_takes_no_place_in_its_order() -> None:
@@ -80,3 +81,25 @@ def test_a_rounds_first_depart_delivered_with_its_start_in_one_pass_is_worked_ou
     assert round_one.departed == in_order.departed
     changed = [e for e in late.events() if isinstance(e, DeparturesChanged)]
     assert [e.added for e in changed] == [(IDS["bob"],)]
+
+
+def test_an_ops_tie_coin_mixes_exactly_the_nonces_its_deps_cover() -> None:
+    # PROTOCOL.md 6: an op's tiebreak is drawn from the round's mix and the MIX nonces the
+    # op had seen (in START order), so nobody can predict a tie before the nonces are out.
+    # Alice's first move saw no nonce; the host's move after both MIX ops saw both.
+    peer = observer()
+    round_one = peer.epoch(1)
+    assert round_one is not None
+    peer.receive(next_op("host", Kind.MOVE, "stuck"), "host", 1.0)
+    ops: dict[bytes, list[Op]] = {}
+    for op in round_one.ops:
+        ops.setdefault(op.author, []).append(op)
+    first_move = next(op for op in ops[IDS["alice"]] if op.kind == Kind.MOVE)
+    last_move = [op for op in ops[IDS["host"]] if op.kind == Kind.MOVE][-1]
+    names = {IDS["host"]: "host", IDS["alice"]: "alice"}
+    every_nonce = [MIX_NONCES[names[p]] for p in round_one.participants]
+    for op, nonces in ((first_move, [None, None]), (last_move, every_nonce)):
+        coin = tie_coin(
+            nonce_mix(round_one.mix, nonces), op.lamport, KEYS[names[op.author]].public_key
+        )
+        assert round_one.order_key(op) == (op.lamport, coin)

@@ -1,0 +1,34 @@
+"""A state-hash mismatch at equal vectors is first a probe (it may be an equivocation not
+seen yet), then a divergence if it is still there (PROTOCOL.md 9). A probe stands for
+5 seconds: a mismatch after that is probed afresh, not reported on an old probe. (Found by
+`tools.mutate`, seed 101, `protocol/sync_heartbeats.py`.)"""
+
+from __future__ import annotations
+
+from protocol.messages import Request, decode
+from protocol.sync import DivergenceDetected, SyncPeer
+from tools.gen_vectors import TABLE, play_history
+
+
+def _beat(sender: SyncPeer, receiver: SyncPeer, now: float) -> tuple[int, int]:
+    """`sender`'s heartbeat reaches `receiver`: (requests it sent back, divergences)."""
+    sender.tick(now)
+    for _, datagram in sender.outgoing():
+        receiver.receive(datagram, "bob", now)
+    asked = sum(isinstance(decode(d, table=TABLE), Request) for _, d in receiver.outgoing())
+    found = sum(isinstance(e, DivergenceDetected) for e in receiver.events())
+    return asked, found
+
+
+def test_a_mismatch_after_its_probe_expired_is_probed_afresh_then_reported() -> None:
+    history = play_history()
+    ours, theirs = history.peers["alice"], history.peers["bob"]
+    ours.set_state_hash(b"A" * 16)
+    theirs.set_state_hash(b"B" * 16)
+    ours.outgoing()
+    ours.events()
+    assert _beat(theirs, ours, 10.0) == (1, 0)  # a probe: Bob is asked for his latest ops
+    assert _beat(theirs, ours, 16.0) == (1, 0)  # 6 s later: the probe is stale, a new one
+    assert ours.divergences == 0
+    assert _beat(theirs, ours, 16.5) == (0, 1)  # still there: a divergence
+    assert ours.divergences == 1  # the peer's count of the divergences it reported

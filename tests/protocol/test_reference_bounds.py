@@ -1,0 +1,46 @@
+"""The reference bounds PROTOCOL.md names (sections 4 and 9), pinned as the numbers it gives:
+4096 ops waiting for others in all, 32 ops pushed at a peer per heartbeat of its. (Found by
+`tools.mutate`, seed 101, `protocol/sync_limits.py`: either could change with every other
+test green.)"""
+
+from __future__ import annotations
+
+from nerts_p2p.game.rules import Rules
+from protocol.errors import DropReason
+from protocol.messages import Batch, Op, decode, decode_op
+from tests.protocol.test_anti_entropy_rules import _heartbeat, _leaves, _table, _turn
+from tests.replication.table_helpers import ManualTable, seed_showing
+
+
+def test_ops_waiting_for_others_are_bounded_at_4096_in_all() -> None:
+    rules = Rules(seats=2)
+    seeds = [seed_showing(rules, [], label=f"bound/{i}") for i in range(2)]
+    table = ManualTable(rules, seeds, spectators=8)
+    peer, *members = table.players  # the host, and nine members
+    sources = iter(range(10**6))
+    # Eight members each park 512 ops (their most), all waiting for an op not sent yet.
+    for member in members[:8]:
+        for datagram in _leaves(member, peer.me, 513)[1:]:
+            peer.receive(datagram, next(sources), 1.0)
+    assert sum(len(queue) for queue in peer.sync.pending.values()) == 4096
+    assert peer.sync.counters[DropReason.RATE_LIMITED] == 0
+    # The ninth member's first waiting op finds no room: dropped as rate limited.
+    peer.receive(_leaves(members[8], peer.me, 2)[1], next(sources), 1.0)
+    assert peer.sync.counters[DropReason.RATE_LIMITED] == 1
+    assert not peer.sync.pending.get(members[8].me)  # nothing of its parked
+
+
+def test_a_peer_that_lacks_50_ops_is_pushed_32_of_them_per_heartbeat() -> None:
+    table = _table()
+    mover, watcher = table.players
+    have = watcher.sync.delivered(mover.me)
+    _turn(mover, 50)  # never sent: the watcher's heartbeat shows it lacks them
+    later = table.now + 1.0  # held a heartbeat interval and more: no longer on their way
+    mover.receive(_heartbeat(watcher, later), 1, later)
+    pushed: list[Op] = []
+    for destination, datagram in mover.outgoing():
+        message = decode(datagram, table=mover.sync.table)
+        if isinstance(message, Batch):
+            assert destination == 1
+            pushed += [decode_op(b, s, table=mover.sync.table) for b, s in message.ops]
+    assert [(op.author, op.seq) for op in pushed] == [(mover.me, have + k) for k in range(1, 33)]

@@ -148,8 +148,14 @@ def starter(sync: SyncPeer, epoch: int) -> bytes | None:
         log = sync.epochs[number]
         gone = sync.members.get(starter)
         if starter in log.departed or (gone is not None and gone.left):
+            # PROTOCOL.md 5: the first participant that neither departed, was expelled,
+            # nor left (a departed heir passes the start on, like the host before it).
             starter = next(
-                (p for p in log.participants if p not in log.excluded and not sync.members[p].left),
+                (
+                    p
+                    for p in log.participants
+                    if p not in log.departed and p not in log.excluded and not sync.members[p].left
+                ),
                 starter,
             )
     return starter

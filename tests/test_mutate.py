@@ -250,3 +250,29 @@ def test_an_equivalent_listed_for_one_function_leaves_the_same_line_elsewhere_co
     scoped = {"box.py::Box.ready | self.sync() | statement deleted"}
     assert [mutate.is_listed(m, scoped) for m in deleted] == [True, False]
     assert all(mutate.is_listed(m, {"box.py | self.sync() | statement deleted"}) for m in deleted)
+
+
+def test_modules_that_share_a_subset_run_it_clean_only_once(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The concept modules one big module was split into share its subset: the campaign
+    # runs that subset on the unmutated tree once, not once for each of them.
+    (project / "calc" / "more.py").write_text("def double(x: int) -> int:\n    return x * 2\n")
+    (project / "strong" / "test_more.py").write_text(
+        "from calc.more import double\n\n\ndef test_double() -> None:\n    assert double(3) == 6\n"
+    )
+    runs: list[tuple[str, ...]] = []
+    real_run = mutate.Runner.run
+
+    def counting_run(self: mutate.Runner, tests: list[str], timeout: float) -> str:
+        runs.append(tuple(tests))
+        return real_run(self, tests, timeout)
+
+    monkeypatch.setattr(mutate.Runner, "run", counting_run)
+    args = ["--root", str(project), "--module", "calc/lib.py", "--module", "calc/more.py"]
+    mutate.main([*args, "--tests", "strong", "--json"])
+    modules = json.loads(capsys.readouterr().out)["modules"]
+    mutated = sum(m["mutants"] for m in modules)
+    assert [m["module"] for m in modules] == ["calc/lib.py", "calc/more.py"]
+    assert all(m["mutants"] > 0 for m in modules)
+    assert len(runs) == mutated + 1  # every mutant, and one clean run

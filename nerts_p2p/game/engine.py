@@ -432,18 +432,11 @@ def _apply_turn(
                     ),
                 ),
             )
+    # The move names the cards, or this view does not know them all: slot by slot (a known
+    # slot needs no name; an unknown one without a name is refused).
     turned = []
     for i in range(n):
-        slot = stock[i]
-        if not reveals and slot != UNKNOWN:  # the view knows the card: no claim to check
-            if slot >= 0:  # public already (a recycled stock)
-                turned.append(slot)
-            else:  # private knowledge (the owner's or the simulator's view)
-                card = -slot - 2
-                seen |= 1 << (card & 63)
-                turned.append(card)
-            continue
-        result = _reveal(state, seat_no, slot, reveals[i] if reveals else None, seen)
+        result = _reveal(state, seat_no, stock[i], reveals[i] if reveals else None, seen)
         if isinstance(result, Rejection):
             return result
         card, seen = result

@@ -112,6 +112,13 @@ def test_playing_the_nerts_top_on_a_public_state_must_name_the_next_card() -> No
     assert rejected(state, "0 8H w0-w1 +9D").reason == R.BAD_REVEAL
 
 
+def test_completing_a_move_for_a_seat_the_table_does_not_have_says_so() -> None:
+    state = position(seat(), seat())
+    for text in ("2 turn", "2 7C n-w0"):
+        with pytest.raises(NertsError, match="there is no seat 2 at this table"):
+            complete(state, parse_move(text))
+
+
 def test_an_all_knowing_view_turns_up_the_next_nerts_card_itself() -> None:
     state = knowing(position(seat("?11:7C", work="8H,-,-,-"), seat()), 0, nerts="9D")
     move = parse_move("0 7C n-w0")
@@ -228,6 +235,17 @@ def test_the_stock_turns_three_or_one_at_a_time(
     assert count.reason == R.BAD_REVEAL
     assert f"shows {shown} card(s)" in count.message
     assert rejected(state, "0 turn").reason == R.MISSING_REVEAL
+
+
+@pytest.mark.parametrize(("rules", "joker"), [("-", "X1"), ("jokers=1", "X2")])
+def test_turning_up_a_joker_the_deck_does_not_hold_is_refused(rules: str, joker: str) -> None:
+    state = position(seat(), seat(), rules=rules)
+    refused = rejected(state, f"0 turn +2S+3S+{joker}")
+    assert refused.reason == R.BAD_REVEAL
+    assert "not a card of its deck" in refused.message
+    # The same claim on the Nerts pile's next card.
+    nerts = position(seat("?11:7C", work="8H,-,-,-"), seat(), rules=rules)
+    assert rejected(nerts, f"0 7C n-w0 +{joker}").reason == R.BAD_REVEAL
 
 
 def test_only_the_top_waste_card_is_playable() -> None:

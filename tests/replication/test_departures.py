@@ -70,6 +70,58 @@ def test_a_vanished_host_has_a_successor_who_starts_the_next_round() -> None:
     assert final2.departed == frozenset()
 
 
+def test_a_host_who_vanishes_between_rounds_is_voted_out_and_its_heir_starts_the_next() -> None:
+    mesh = PeerMesh(players=3, rules=Rules(seats=3, target=500), seed=5)
+    mesh.run(until=600, rounds=1)  # round 1 final everywhere; nobody is ready for round 2 yet
+    assert all(1 in f for f in mesh.finals)
+    assert 2 not in mesh.replicas[0].sync.epochs
+    mesh.vanish(0)  # the host closes its laptop before starting round 2
+    mesh.run(until=mesh.now + 600, rounds=2)
+    final2 = _finals_agree(mesh, [1, 2], 2)
+    start2 = mesh.replicas[1].sync.epochs[2].start
+    assert start2.author == next(
+        p for p in mesh.replicas[1].sync.epochs[1].participants if p != mesh.replicas[0].me
+    )
+    assert mesh.replicas[0].me in mesh.replicas[1].sync.epochs[1].departed
+    assert final2.departed == frozenset()
+
+
+def test_an_heir_who_vanishes_between_rounds_passes_the_start_to_the_next_in_line() -> None:
+    # The host vanishes during round 1 and is voted out: its heir, the first participant
+    # left, is to start round 2. The heir vanishes too, after round 1 is final: it must be
+    # voted out in turn (three of five still make the quorum), so that the next participant
+    # in line starts round 2.
+    mesh = PeerMesh(players=5, rules=Rules(seats=5, target=500), seed=5)
+    mesh.run_for(6.0)
+    mesh.vanish(0)
+    mesh.run(until=600, rounds=1)
+    log1 = mesh.replicas[1].sync.epochs[1]
+    assert mesh.replicas[0].me in log1.departed
+    line = [p for p in log1.participants if p != mesh.replicas[0].me]
+    heir = next(i for i in range(5) if mesh.replicas[i].me == line[0])
+    mesh.vanish(heir)
+    mesh.run(until=mesh.now + 600, rounds=2)
+    left = [i for i in range(1, 5) if i != heir]
+    _finals_agree(mesh, left, 2)
+    assert mesh.replicas[left[0]].sync.epochs[2].start.author == line[1]
+    assert mesh.replicas[heir].me in mesh.replicas[left[0]].sync.epochs[1].departed
+
+
+def test_a_player_who_vanishes_after_a_round_is_final_is_not_voted_out_of_it() -> None:
+    """After a final round only a vanished starter holds the table up (someone must start
+    the next round); voting anyone else out of a finished round would only tell the others
+    that a seat departed a round that was already over."""
+    mesh = PeerMesh(players=3, rules=Rules(seats=3, target=500), seed=5)
+    mesh.run(until=600, rounds=1)
+    assert all(1 in f for f in mesh.finals)
+    before = [len(events) for events in mesh.events]
+    mesh.vanish(2)
+    mesh.run_for(3 * SILENCE_BOUND)
+    for i in (0, 1):
+        assert not mesh.replicas[i].sync.epochs[1].departed
+        assert not [e for e in mesh.events[i][before[i] :] if isinstance(e, SeatDeparted)]
+
+
 def test_a_split_of_two_against_two_finalizes_only_the_half_with_the_first_participant() -> None:
     split = 4.0
     link = Faults(partitions=((split, split + 6 * SILENCE_BOUND, frozenset({0, 1})),))

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from nerts_p2p.game.moves import parse_move
+from nerts_p2p.game.moves import Move, parse_move
 from nerts_p2p.game.position import state_hash
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.table.replica import (
@@ -19,7 +19,7 @@ from nerts_p2p.table.replica import (
 )
 from protocol.envelope import seal
 from protocol.errors import LocalProtocolError
-from protocol.messages import Kind, Op, op_body
+from protocol.messages import Kind, Op, batch_body, op_body, seal_op
 from tests.replication.table_helpers import seed_showing
 from tools.mesh import PeerMesh
 
@@ -182,3 +182,46 @@ def test_equivocation_found_after_the_op_is_stable_expels_from_its_seq_on_every_
         assert round_one.excluded[cheat.me] == early.seq
     assert len(set(mesh.state_hashes()[:2])) == 1
     assert len(set(mesh.stable_hashes()[:2])) == 1
+
+
+def test_a_move_and_the_proof_that_another_player_cheated_in_one_batch_both_count() -> None:
+    """A relay may pack an honest move together with the second version of an op some
+    player equivocated on. The receiver folds the move, then expels the cheater, whose ops
+    leave the order under the move it just folded: it must end where every other peer ends
+    (the cheater out, the honest move applied), not trip over the shortened order."""
+    rules = Rules(seats=3)
+    table = ManualTable(rules, [seed_showing(rules, [], label=f"b{i}") for i in range(3)])
+    table.start_round()
+    host, honest, cheat = table.players
+    first = cheat.play(Move(2, "turn"))
+    assert isinstance(first, Op)
+    table.collect()
+    table.deliver_all()
+    # The honest player has folded the cheater's move; its own next move sorts after it.
+    move = honest.play(Move(1, "turn"))
+    assert isinstance(move, Op)
+    honest.outgoing()
+    twin = seal_op(
+        cheat.sync.key,
+        op_body(first.kind, first.table, first.author, first.seq, first.prev, first.lamport,
+                first.epoch, list(first.round_deps), "stuck"),
+    )  # fmt: skip
+    rnd = host.current_round
+    assert rnd is not None
+    assert rnd.steps[-1].op == first  # the move lands right after the cheater's op
+    relayed = seal(honest.sync.key, batch_body(host.sync.table, honest.me, [move, twin]))
+    host.receive(relayed, 1, table.now)
+    table.collect()
+    table.deliver_all()
+    table.settle(0.5)
+    hashes = set()
+    for i, replica in enumerate(table.players[:2]):
+        expelled = [e for e in table.events[i] if isinstance(e, PeerExpelled)]
+        assert [(e.author, e.seq) for e in expelled] == [(cheat.me, first.seq)]
+        rnd = replica.current_round
+        assert rnd is not None
+        applied = [s.op for s in rnd.steps if s.applied]
+        assert move in applied
+        assert first not in applied
+        hashes.add(state_hash(rnd.state))
+    assert len(hashes) == 1

@@ -14,8 +14,9 @@ from collections.abc import Hashable
 import pytest
 
 from nerts_p2p.game.deck import deal_seat
+from nerts_p2p.game.engine import complete
 from nerts_p2p.game.errors import NertsError
-from nerts_p2p.game.moves import FROM_NERTS, NEW_FOUNDATION, Move
+from nerts_p2p.game.moves import FROM_NERTS, NEW_FOUNDATION, Move, move_text
 from nerts_p2p.game.position import state_hash
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.table.replica import (
@@ -536,6 +537,9 @@ def test_an_expelled_dealer_who_never_reveals_is_named_a_cheater_when_the_round_
         assert final.scores[2].score <= 0
         assert final.scores[0].score == 1  # its ace; the caller's bonus is 0 by default
     assert finals[0] == finals[1]
+    # The expelled player's own table (it hears everything) waits for the others' reveals
+    # too, and shows the very same result.
+    assert [e for e in table.events[2] if isinstance(e, RoundFinal)] == finals[0]
 
 
 def test_a_seed_share_that_does_not_open_is_reported_and_changes_nothing() -> None:
@@ -559,3 +563,56 @@ def test_a_seed_share_that_does_not_open_is_reported_and_changes_nothing() -> No
     rnd = partner.current_round
     assert rnd is not None
     assert state_hash(rnd.state) == before
+
+
+def test_a_move_made_before_a_cheaters_nonce_counts_once_the_cheater_is_expelled() -> None:
+    """A move counts only if its author had every participant's mix nonce (PROTOCOL.md 6),
+    except an expelled participant's, which cannot be trusted either way. A move refused
+    for want of a nonce must count once that nonce's owner is expelled, even when the
+    refusal was worked out (and remembered) while every nonce was in."""
+    rules = Rules(seats=3)
+    table = ManualTable(rules, [seed_showing(rules, [], label=f"n{i}") for i in range(3)])
+    host, early, cheat = table.players
+    for player in table.players:
+        player.ready()
+    table.collect()
+    table.deliver_all()
+    host.start()
+    table.collect()
+    # Everything is delivered except the cheater's MIX to the early player.
+    while table.queue:
+        queue, table.queue = table.queue, []
+        for sender, destination, datagram in queue:
+            message = decode(datagram, table=host.sync.table)
+            for i in range(3) if destination == BROADCAST else [destination]:
+                assert isinstance(i, int)
+                held = isinstance(message, Op) and message.kind == Kind.MIX and sender == 2
+                if i != sender and not (held and i == 1):
+                    table.players[i].receive(datagram, sender, table.now)
+        table.collect()
+    rnd = early.current_round
+    assert rnd is not None
+    assert cheat.me not in rnd.log.nonces
+    # A modified client signs a move anyway, without the cheater's nonce.
+    turn = complete(rnd.state, Move(1, "turn"))
+    early_move = early.sync.author(Kind.MOVE, 1, move_text(turn).split(" ", 1)[1])
+    table.collect()
+    table.deliver_all()
+    host_round = host.current_round
+    assert host_round is not None
+    step = next(s for s in host_round.steps if s.op == early_move)
+    assert not step.applied
+    assert "mix nonce" in step.reason
+    # The cheater equivocates; the host expels it and folds the round again.
+    first = cheat.play(Move(2, "turn"))
+    assert isinstance(first, Op)
+    cheat.outgoing()
+    twin = op_body(first.kind, first.table, first.author, first.seq, first.prev,
+                   first.lamport, first.epoch, list(first.round_deps), "stuck")  # fmt: skip
+    host.receive(first.datagram(), 2, table.now)
+    host.receive(seal(cheat.sync.key, twin), 2, table.now)
+    table.collect()
+    assert [e.author for e in table.events[0] if isinstance(e, PeerExpelled)] == [cheat.me]
+    host_round = host.current_round
+    assert host_round is not None
+    assert next(s for s in host_round.steps if s.op == early_move).applied

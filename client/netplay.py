@@ -25,24 +25,22 @@ from nerts_p2p.game.rules import Rules
 from nerts_p2p.net.autopilot import Autopilot
 from nerts_p2p.net.discovery import TableAd, TableAnnouncer, TableBrowser, browse
 from nerts_p2p.net.node import Leave, TableNode, VersionMismatch
+from nerts_p2p.net.opening import open_table_node, stored_table
 from nerts_p2p.net.records import network_match_record, network_round_record
 from nerts_p2p.net.replay import save_replay
-from nerts_p2p.net.resume import resume_replica
 from nerts_p2p.net.store import (
     StoreError,
     TableHeader,
     TableStore,
     data_dir_lock,
-    load_identity,
     resumable_tables,
-    save_identity,
 )
-from nerts_p2p.net.transport import Address, AddressInUseError, open_udp_transport
+from nerts_p2p.net.transport import Address, AddressInUseError
 from nerts_p2p.table.replica import RoundFinal, RoundStarted, TableReplica
 from protocol import admission
 from protocol.envelope import PROTOCOL_VERSION
 from protocol.messages import PLAYER, SPECTATOR
-from protocol.signing import SigningKeyPair, generate_signing_key
+from protocol.signing import SigningKeyPair
 
 #: After the match is over here we leave (a LEAVE op) but keep serving the table until
 #: every other member has left too (it got what it needed to finish: our heartbeats past
@@ -138,18 +136,6 @@ class LocalPeer:
     store: TableStore | None = None
 
 
-def _identity(data_dir: Path | None) -> SigningKeyPair:
-    """This peer's key: kept in the data dir, so a restarted peer is the same member."""
-    if data_dir is None:
-        return generate_signing_key()
-    seed = load_identity(data_dir)
-    if seed is None:
-        key = generate_signing_key()
-        save_identity(data_dir, key.seed)
-        return key
-    return SigningKeyPair(seed)
-
-
 async def _open_node(
     data_dir: Path | None,
     header: TableHeader,
@@ -158,53 +144,12 @@ async def _open_node(
     *,
     bootstrap: Address | None,
 ) -> tuple[TableNode, TableStore | None]:
-    """A node for `header`'s table: resumed from the store if this data dir was at that
-    table and its match had not ended, else fresh (`fresh(key)` makes the replica)."""
-    key = _identity(data_dir)
-    store = TableStore.open(data_dir, header.table) if data_dir and header.table else None
-    if (
-        store is not None
-        and store.header is not None
-        and store.header.hosting
-        and not store.own_ops
-    ):
-        # Killed before its OPEN was stored, so before anything was sent: that table never
-        # existed for anyone else, and without its OPEN it cannot be resumed.
-        store.end()
-    if store is not None and store.header is not None and not store.ended:
-        try:
-            transport = await open_udp_transport(interface, store.header.port)
-        except AddressInUseError:
-            transport = await open_udp_transport(interface)  # they learn the new one
-        replica = resume_replica(key, store, randomness=os.urandom)
-        node = TableNode(
-            replica,
-            transport,
-            bootstrap=bootstrap,
-            table_host=store.header.host,
-            store=store,
-            resume_target=len(store.own_ops),
-        )
-        return node, store
-    transport = await open_udp_transport(interface, header.port)
-    replica = fresh(key)
-    table = replica.sync.table
-    if data_dir is not None:
-        store = TableStore.open(data_dir, table)
-        store.begin(
-            TableHeader(
-                table,
-                header.host or replica.me,
-                header.host_address,
-                header.name,
-                replica.name,
-                replica.role,
-                transport.address[1],
-                header.hosting,
-            )
-        )
-    host = header.host or None
-    return TableNode(replica, transport, bootstrap=bootstrap, table_host=host, store=store), store
+    """A node for `header`'s table, resumed from this data dir's store of it if its match
+    had not ended (`nerts_p2p.net.opening`)."""
+    previous = stored_table(data_dir, header.table)
+    return await open_table_node(
+        data_dir, header, interface, fresh, previous=previous, bootstrap=bootstrap
+    )
 
 
 async def _bot_peers(

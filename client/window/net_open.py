@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 
 import trio
@@ -23,22 +22,20 @@ from nerts_p2p.game.bots import CASUAL, BotLevel, level_named
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.net.discovery import ALL_INTERFACES, TableAd, TableAnnouncer
 from nerts_p2p.net.node import TableNode
-from nerts_p2p.net.resume import resume_replica
+from nerts_p2p.net.opening import open_table_node
 from nerts_p2p.net.store import (
     StoreError,
     TableHeader,
     TableStore,
     data_dir_lock,
-    load_identity,
     resumable_tables,
-    save_identity,
 )
-from nerts_p2p.net.transport import AddressInUseError, open_udp_transport
+from nerts_p2p.net.transport import open_udp_transport
 from nerts_p2p.table.replica import TableReplica
 from protocol import admission
 from protocol.envelope import PROTOCOL_VERSION
 from protocol.messages import PLAYER, SPECTATOR
-from protocol.signing import SigningKeyPair, generate_signing_key
+from protocol.signing import SigningKeyPair
 
 from .bot_house import BotHouseConfig, BotSeats, seeded_bytes
 from .netsession import HOST_ANSWER_TIMEOUT, NetTableError, NetworkTable
@@ -49,18 +46,6 @@ LOOPBACK = "127.0.0.1"
 WATCH_REST = 6.0
 #: The longest the window waits for the bots' process to open the table it hosts.
 OPEN_WAIT = 30.0
-
-
-def _identity(data_dir: Path | None) -> SigningKeyPair:
-    """This machine's key: kept in the data dir, so a reopened window is the same member."""
-    if data_dir is None:
-        return generate_signing_key()
-    seed = load_identity(data_dir)
-    if seed is None:
-        key = generate_signing_key()
-        save_identity(data_dir, key.seed)
-        return key
-    return SigningKeyPair(seed)
 
 
 #: Data dirs this process holds (until it ends: the lock goes with the process).
@@ -96,46 +81,13 @@ async def _open_node(
     bootstrap: tuple[str, int] | None,
     key: SigningKeyPair | None = None,
 ) -> tuple[TableNode, TableStore | None]:
-    """A node for `header`'s table: resumed from `previous` (this data dir's store of a
-    table whose match had not ended), else fresh (`fresh(key)` makes the replica)."""
-    key = key or _identity(data_dir)
-    if previous is not None and previous.header is not None:
-        try:
-            transport = await open_udp_transport(interface, previous.header.port)
-        except AddressInUseError:
-            transport = await open_udp_transport(interface)  # they learn the new one
-        replica = resume_replica(key, previous, randomness=os.urandom)
-        node = TableNode(
-            replica,
-            transport,
-            bootstrap=bootstrap,
-            table_host=previous.header.host,
-            store=previous,
-            resume_target=len(previous.own_ops),
+    """`open_table_node`, its store's trouble said as the window says it."""
+    try:
+        return await open_table_node(
+            data_dir, header, interface, fresh, previous=previous, bootstrap=bootstrap, key=key
         )
-        return node, previous
-    transport = await open_udp_transport(interface, header.port)
-    replica = fresh(key)
-    store = None
-    if data_dir is not None:
-        try:
-            store = TableStore.open(data_dir, replica.sync.table)
-            store.begin(
-                replace(
-                    header,
-                    table=replica.sync.table,
-                    host=header.host or replica.me,
-                    me=replica.name,
-                    port=transport.address[1],
-                )
-            )
-        except (OSError, StoreError) as exc:
-            transport.close()
-            raise NetTableError(f"the table's store cannot be written: {exc}") from exc
-    node = TableNode(
-        replica, transport, bootstrap=bootstrap, table_host=header.host or None, store=store
-    )
-    return node, store
+    except StoreError as exc:
+        raise NetTableError(str(exc)) from exc
 
 
 def _earlier_hosted(data_dir: Path | None, table_name: str) -> TableStore | None:

@@ -21,6 +21,7 @@ from nerts_p2p.net.store import (
     save_identity,
 )
 from nerts_p2p.table.replica import TableReplica
+from protocol.signing import SigningKeyPair
 from tools.mesh import seeded_bytes
 
 from .helpers import key_for
@@ -123,3 +124,24 @@ def test_a_resumed_host_continues_its_chain_without_reusing_a_seq(tmp_path: Path
     assert left.lamport > replica.sync.logs[replica.me][-1].lamport
     store.end()
     assert list(resumable_tables(tmp_path)) == []
+
+
+async def test_a_store_that_cannot_be_written_is_said_in_plain_words(tmp_path: Path) -> None:
+    """The CLI and the window open tables through one path (`nerts_p2p.net.opening`): a data
+    dir where the table's store cannot be written is an error that says where, not a trace."""
+    from nerts_p2p.net.opening import open_table_node
+
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    (data_dir / "tables").write_text("a file where the folder of stores should be")
+
+    def fresh(key: SigningKeyPair) -> TableReplica:
+        return TableReplica.open_table(
+            key, name="t", rules=Rules(seats=2), spectators=True, randomness=seeded_bytes("t")
+        )
+
+    header = TableHeader(b"", b"", ("", 0), "t", "t", 0, 0, True)
+    with pytest.raises(StoreError, match=r"the table's store in .* cannot be written"):
+        await open_table_node(
+            data_dir, header, "127.0.0.1", fresh, previous=None, bootstrap=None, key=key_for("w")
+        )

@@ -12,13 +12,16 @@ from __future__ import annotations
 import hashlib
 import heapq
 import random
-from collections.abc import Callable, Hashable
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 
 from nerts_p2p.game.bots import CASUAL, BotLevel, BotPlayer
 from nerts_p2p.game.errors import Rejection
 from nerts_p2p.game.position import state_hash
 from nerts_p2p.game.rules import Rules
+from nerts_p2p.seeded import (
+    seeded_bytes as seeded_bytes,
+)  # re-exported: tests seed their peers with it
 from nerts_p2p.table.replica import (
     Divergence,
     GameEvent,
@@ -73,21 +76,6 @@ class MeshStalledError(AssertionError):
 
 
 PERFECT = Faults()
-
-
-def seeded_bytes(label: str) -> Callable[[int], bytes]:
-    """A deterministic randomness source for one peer (tests only; real peers use the OS)."""
-    counter = 0
-
-    def draw(n: int) -> bytes:
-        nonlocal counter
-        out = b""
-        while len(out) < n:
-            counter += 1
-            out += hashlib.sha256(f"{label}/{counter}".encode()).digest()
-        return out[:n]
-
-    return draw
 
 
 @dataclass

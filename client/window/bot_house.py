@@ -37,6 +37,7 @@ from nerts_p2p.game.rules import Rules
 from nerts_p2p.net.autopilot import Autopilot
 from nerts_p2p.net.node import Leave, TableNode
 from nerts_p2p.net.transport import open_udp_transport
+from nerts_p2p.seeded import seeded_bytes
 from nerts_p2p.table.replica import TableReplica
 from protocol.messages import PLAYER
 from protocol.signing import SigningKeyPair, generate_signing_key
@@ -105,21 +106,9 @@ class BotHouseConfig:
         )
 
 
-def seeded_bytes(label: str) -> Callable[[int], bytes]:
-    """Deterministic bytes for a seeded table (the same label, the same bytes)."""
-    import hashlib
-
-    counter = 0
-
-    def draw(n: int) -> bytes:
-        nonlocal counter
-        out = b""
-        while len(out) < n:
-            counter += 1
-            out += hashlib.sha256(f"nerts-practice/{label}/{counter}".encode()).digest()
-        return out[:n]
-
-    return draw
+def practice_bytes(label: str) -> Callable[[int], bytes]:
+    """Deterministic bytes for a seeded practice table (the same seed deals the same game)."""
+    return seeded_bytes(f"nerts-practice/{label}")
 
 
 # --- the child process ------------------------------------------------------------------------
@@ -146,7 +135,7 @@ class BotHouse:
     def _key_and_randomness(self, index: int) -> tuple[SigningKeyPair, Callable[[int], bytes]]:
         if self.config.seed is None:
             return generate_signing_key(), os.urandom
-        draw = seeded_bytes(f"{self.config.seed}/bot/{index}")
+        draw = practice_bytes(f"{self.config.seed}/bot/{index}")
         return SigningKeyPair(draw(32)), draw
 
     async def run_bot(

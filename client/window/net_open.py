@@ -37,7 +37,7 @@ from protocol.envelope import PROTOCOL_VERSION
 from protocol.messages import PLAYER, SPECTATOR
 from protocol.signing import SigningKeyPair
 
-from .bot_house import BotHouseConfig, BotSeats, seeded_bytes
+from .bot_house import BotHouseConfig, BotSeats, practice_bytes
 from .netsession import HOST_ANSWER_TIMEOUT, NetTableError, NetworkTable
 
 #: Where practice tables play: this machine only.
@@ -223,7 +223,7 @@ async def loopback_practice(
     if rules.partnerships:
         raise NetTableError("practice tables seat one player per seat")
     label = f"seed-{seed}" if seed is not None else None
-    draw = seeded_bytes(f"{label}/you") if label is not None else os.urandom
+    draw = practice_bytes(f"{label}/you") if label is not None else os.urandom
     key = SigningKeyPair(draw(32))
     transport = await open_udp_transport(LOOPBACK)
     replica = TableReplica.open_table(key, name=name, rules=rules, spectators=True, randomness=draw)
@@ -283,7 +283,7 @@ async def watch_bots(bots: BotSeats, *, name: str) -> NetworkTable:
         raise NetTableError(f"the bots could not open their table ({said})")
     table, host, address = bots.opened
     label = bots.config.seed
-    draw = seeded_bytes(f"{label}/watcher") if label is not None else os.urandom
+    draw = practice_bytes(f"{label}/watcher") if label is not None else os.urandom
     replica = TableReplica.joining(
         SigningKeyPair(draw(32)), table, name=name, role=SPECTATOR, randomness=draw
     )

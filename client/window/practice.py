@@ -9,7 +9,6 @@ through their own replicas, seeing only what their seat may see. Nothing touches
 
 from __future__ import annotations
 
-import hashlib
 import os
 import random
 import time
@@ -20,6 +19,7 @@ from nerts_p2p.game.bots import BotLevel, BotPlayer
 from nerts_p2p.game.errors import NertsError, Rejection, RejectReason
 from nerts_p2p.game.moves import Move
 from nerts_p2p.game.rules import Rules
+from nerts_p2p.seeded import seeded_bytes
 from nerts_p2p.table.replica import GameEvent, ReplicatedRound, TableReplica
 from protocol.messages import PLAYER, SPECTATOR
 from protocol.signing import SigningKeyPair
@@ -55,17 +55,7 @@ HEARTBEAT = 0.2
 
 def seeded_randomness(label: str) -> Callable[[int], bytes]:
     """Deterministic bytes for a seeded practice table (the same seed deals the same game)."""
-    counter = 0
-
-    def draw(n: int) -> bytes:
-        nonlocal counter
-        out = b""
-        while len(out) < n:
-            counter += 1
-            out += hashlib.sha256(f"nerts-practice/{label}/{counter}".encode()).digest()
-        return out[:n]
-
-    return draw
+    return seeded_bytes(f"nerts-practice/{label}")
 
 
 def _first_draw_is(seed: bytes, then: Callable[[int], bytes]) -> Callable[[int], bytes]:

@@ -269,7 +269,16 @@ def test_modules_that_share_a_subset_run_it_clean_only_once(
         return real_run(self, tests, timeout)
 
     monkeypatch.setattr(mutate.Runner, "run", counting_run)
-    args = ["--root", str(project), "--module", "calc/lib.py", "--module", "calc/more.py"]
+    args = [
+        "--root",
+        str(project),
+        "--module",
+        "calc/lib.py",
+        "--module",
+        "calc/more.py",
+        "--sample",
+        "2",
+    ]
     mutate.main([*args, "--tests", "strong", "--json"])
     modules = json.loads(capsys.readouterr().out)["modules"]
     mutated = sum(m["mutants"] for m in modules)

@@ -14,7 +14,8 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-# A practice round against 3 bots in the window, on this machine only (no network at all).
+# A practice round against 3 bots in the window, on this machine only: the window's node and
+# the bots' process talk UDP on 127.0.0.1, nothing is sent to any other interface.
 # Without a display it says so in one line and plays the terminal practice game instead.
 play: $(STAMP)
 	$(BIN)/nerts-p2p window --practice --players 4

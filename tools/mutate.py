@@ -73,31 +73,50 @@ REPLICA_MODULES: tuple[str, ...] = tuple(
         "round_finish", "departure_votes", "events", "commitments",
     )
 )  # fmt: skip
-#: The tests of the sync state machine, for `protocol/sync.py` and its concept modules.
+#: The tests of the sync state machine that drive one `SyncPeer` (or a small table) by hand:
+#: a few seconds in all, fastest first. Every sync module is judged by them...
 SYNC_TESTS: tuple[str, ...] = (
+    "tests/protocol/test_sync_refusals.py",
     "tests/protocol/test_sync_pinned.py",
-    "tests/protocol/test_anti_entropy_rules.py",
-    "tests/replication/test_pinned_behaviours.py",
+    "tests/protocol/test_relay_and_requests.py",
     "tests/protocol/test_sync_rules.py",
-    "tests/protocol/test_hostile.py",
+    "tests/replication/test_pinned_behaviours.py",
+    "tests/protocol/test_anti_entropy_rules.py",
+    "tests/protocol/test_vectors.py",
+    "tests/replication/test_lamport_ceiling.py",
     "tests/replication/test_order.py",
     "tests/replication/test_round_end.py",
-    "tests/replication/test_one_way_link.py",
-    "tests/replication/test_restarts.py",
-    "tests/replication/test_lies_about_time.py",
-    "tests/replication/test_catch_up.py",
-    "tests/replication/test_departures.py",
-    "tests/replication/test_lamport_ceiling.py",
     "tests/protocol/test_admission.py",
+    "tests/protocol/test_hostile.py",
+    "tests/replication/test_one_way_link.py",
 )
-SYNC_MODULES: tuple[str, ...] = tuple(
-    f"protocol/{name}.py"
-    for name in (
-        "sync", "sync_parking", "sync_delivery", "sync_checks", "sync_lamport",
-        "sync_membership", "sync_heartbeats", "sync_requests", "sync_evidence", "sync_restart",
-        "sync_events", "sync_limits",
-    )
-)  # fmt: skip
+#: ...and the modules whose concept only whole simulated tables exercise also by these
+#: (each a minute or more on a loaded host: a surviving mutant costs the whole subset).
+SYNC_TABLE_TESTS: dict[str, tuple[str, ...]] = {
+    "restart": ("tests/replication/test_restarts.py",),
+    "lies": ("tests/replication/test_lies_about_time.py",),
+    "catch_up": ("tests/replication/test_catch_up.py",),
+    "departures": ("tests/replication/test_departures.py",),
+}
+_SYNC_EXTRA: dict[str, tuple[str, ...]] = {
+    "sync": ("restart", "lies", "catch_up", "departures"),
+    "sync_parking": ("catch_up",),
+    "sync_delivery": ("departures",),
+    "sync_checks": ("lies",),
+    "sync_lamport": ("lies",),
+    "sync_membership": ("departures",),
+    "sync_heartbeats": ("lies", "catch_up"),
+    "sync_requests": ("catch_up",),
+    "sync_evidence": ("lies",),
+    "sync_restart": ("restart",),
+    "sync_events": (),
+    "sync_limits": ("catch_up",),
+}
+SYNC_MODULES: tuple[str, ...] = tuple(f"protocol/{name}.py" for name in _SYNC_EXTRA)
+SYNC_SUBSETS: dict[str, tuple[str, ...]] = {
+    f"protocol/{name}.py": SYNC_TESTS + tuple(t for key in extra for t in SYNC_TABLE_TESTS[key])
+    for name, extra in _SYNC_EXTRA.items()
+}
 
 #: Each core module and the narrowest test subset that should kill its mutants.
 TEST_SUBSETS: dict[str, tuple[str, ...]] = {
@@ -122,6 +141,7 @@ TEST_SUBSETS: dict[str, tuple[str, ...]] = {
         "tests/engine/test_simulation.py",
     ),
     "protocol/order.py": (
+        "tests/protocol/test_round_order.py",
         "tests/replication/test_pinned_behaviours.py",
         "tests/replication/test_order.py",
         "tests/replication/test_hostile_table.py::test_a_host_who_sits_a_round_out_can_still_start_it",
@@ -137,7 +157,7 @@ TEST_SUBSETS: dict[str, tuple[str, ...]] = {
         "tests/protocol/test_hostile.py",
     ),
     **dict.fromkeys(REPLICA_MODULES, REPLICA_TESTS),
-    **dict.fromkeys(SYNC_MODULES, SYNC_TESTS),
+    **SYNC_SUBSETS,
 }
 
 EQUIVALENT_FILE = Path(__file__).resolve().parent / "mutation_equivalent.txt"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 import pygame
 import trio
@@ -20,7 +21,7 @@ from nerts_p2p.game.errors import NertsError
 
 from .art import HIGH_CONTRAST, NORMAL, ArtCache, Fonts, Theme
 from .screen import Screen
-from .settings import Settings, auto_ui_scale, load_settings, save_settings
+from .settings import Settings, auto_ui_scale, data_dir, load_settings, save_settings
 from .sound import Sounds
 
 FPS = 60
@@ -74,9 +75,12 @@ class WindowApp:
         self.message = message
         #: The IPv4 address network tables play and announce on (`--interface`).
         self.interface = interface
+        self.data_dir: Path | None = data_dir()
         #: Where screens start async work: the frame loop's nursery (`run_window` sets it).
         self.nursery: trio.Nursery | None = None
         self._tasks: set[Task] = set()
+        #: What to start once the frame loop (and its nursery) runs.
+        self.when_running: list[Callable[[], None]] = []
         try:
             pygame.display.init()
             pygame.font.init()
@@ -180,6 +184,12 @@ class WindowApp:
         self.nursery.start_soon(run)
         return task
 
+    def started(self) -> None:
+        """The frame loop runs (`nursery` is set): start what waited for it."""
+        waiting, self.when_running = self.when_running, []
+        for start in waiting:
+            start()
+
     async def wind_down(self, seconds: float = FAREWELL_MAX) -> None:
         """Wait until every task started by a screen has ended (tables said goodbye)."""
         with trio.move_on_after(seconds):
@@ -233,6 +243,7 @@ async def run_window(app: WindowApp, *, max_frames: int | None = None) -> None:
     period = 1.0 / FPS
     async with trio.open_nursery() as nursery:
         app.nursery = nursery
+        app.started()
         next_frame = trio.current_time()
         try:
             while app.running and (max_frames is None or app.frames < max_frames):
@@ -261,7 +272,12 @@ def open_window(
 ) -> WindowApp:
     """A window at its start screen, or straight at a practice table (`make play`)."""
     app = WindowApp(settings, size=size, interface=interface)
-    if practice_seats is not None:
+    if practice_seats is not None and not watch:
+        from .menus import open_practice
+
+        # The table opens (a socket, the bots' process) once the frame loop runs.
+        app.when_running.append(lambda: open_practice(app, practice_seats, level, seed))
+    elif practice_seats is not None:
         from nerts_p2p.game.bots import level_named
 
         from .practice import WINDOW_FRAME_BUDGET, practice_table

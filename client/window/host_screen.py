@@ -9,7 +9,8 @@ import pygame
 from nerts_p2p.game.bots import LEVELS, level_named
 from nerts_p2p.game.rules import Rules
 
-from .netsession import NetworkTable, host_table
+from .net_open import host_table
+from .netsession import NetworkTable
 from .screen import App
 from .widgets import Button, TextField, button_at, menu_column, screen_title, text_lines
 
@@ -142,6 +143,7 @@ class HostScreen:
                     bots=self.bots,
                     bot_level=level_named(self.level),
                     passphrase=self.passphrase.text,
+                    data_dir=app.data_dir,
                 )
             finally:
                 self.opening = False

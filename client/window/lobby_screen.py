@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pygame
 
-from .netsession import LobbyView, NetworkTable
+from .lobby_model import LobbyView
+from .netsession import NetworkTable
 from .replica_view import rules_in_words
 from .screen import App
 from .session import ENDED, PLAYING, MessageNotice

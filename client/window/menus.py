@@ -20,9 +20,35 @@ from .settings import (
     Settings,
     replays_dir,
 )
+from .signed_replay import SUFFIX, load_signed_replay
 from .widgets import Button, button_at, column, menu_column, screen_title, text_lines
 
 LEVEL_ORDER = list(LEVELS)
+
+
+def open_practice(app: App, seats: int, level: str, seed: int | None = None) -> None:
+    """You and `seats - 1` bots at a table on 127.0.0.1 (`net_open.loopback_practice`): the
+    table screen shows once the table is open; a table that cannot open is said on the
+    start screen in plain words."""
+    from .net_open import loopback_practice
+    from .table_screen import TableScreen
+
+    came_from = app.screen
+
+    async def opening() -> None:
+        table = await loopback_practice(
+            seats, level_named(level), name=app.settings.name, seed=seed
+        )
+        if app.screen is not came_from:  # the player went elsewhere meanwhile
+            table.leave()
+            return
+        app.show(TableScreen(app, table))
+        await table.serve()
+
+    def failed(problem: str) -> None:
+        app.message = f"The practice table could not be opened: {problem}"
+
+    app.spawn(opening, failed)
 
 
 class StartScreen:
@@ -75,12 +101,14 @@ class StartScreen:
         app = self.app
         from .table_screen import TableScreen
 
-        if name in ("practice", "watch"):
+        if name == "practice":
+            open_practice(app, self.seats, self.level)
+        elif name == "watch":
             table = practice_table(
                 self.seats,
                 level_named(self.level),
                 name=app.settings.name,
-                watch=name == "watch",
+                watch=True,
                 frame_budget=WINDOW_FRAME_BUDGET,
             )
             table.now = now
@@ -239,6 +267,20 @@ class SettingsScreen:
         pass
 
 
+def replay_label(path: Path) -> str:
+    """A saved match as the list shows it: a practice match by its date, a network match
+    (its signed log, `<date>-<time>-<table name>-<table id>.nrp`) by table and date."""
+    if path.suffix != SUFFIX:
+        return path.stem
+    date, _, rest = path.stem.partition("-")
+    clock, _, rest = rest.partition("-")
+    name = rest.rpartition("-")[0] or rest
+    if len(date) == 8 and len(clock) == 6:
+        when = f"{date[:4]}-{date[4:6]}-{date[6:]} {clock[:2]}:{clock[2:4]}"
+        return f"table {name}, {when}"
+    return path.stem
+
+
 class ReplayListScreen:
     """Saved matches, newest first; a click plays one back."""
 
@@ -247,9 +289,8 @@ class ReplayListScreen:
         self.folder = folder or replays_dir()
         self.problem = ""
         try:
-            files = sorted(
-                self.folder.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True
-            )
+            found = [*self.folder.glob("*.json"), *self.folder.glob(f"*{SUFFIX}")]
+            files = sorted(found, key=lambda p: p.stat().st_mtime, reverse=True)
         except OSError:
             files = []
         self.files = files[:10]
@@ -258,7 +299,7 @@ class ReplayListScreen:
         width, height = self.app.size
         k = self.app.scale
         bh = int(max(34 * k, min(46 * k, height // 18)))
-        items = [(str(i), path.stem) for i, path in enumerate(self.files)] + [
+        items = [(str(i), replay_label(path)) for i, path in enumerate(self.files)] + [
             ("back", "Back  (Esc)")
         ]
         return column(
@@ -277,7 +318,7 @@ class ReplayListScreen:
         elif name is not None:
             path = self.files[int(name)]
             try:
-                replay = load_replay(path)
+                replay = load_signed_replay(path) if path.suffix == SUFFIX else load_replay(path)
             except ReplayError as exc:
                 self.problem = f"{path.name}: {exc}"
                 return
@@ -299,7 +340,7 @@ class ReplayListScreen:
         lines = (
             []
             if self.files
-            else [f"No replays yet: every practice match is saved in {self.folder}."]
+            else [f"No replays yet: every practice and network match is saved in {self.folder}."]
         )
         if self.problem:
             lines.append(self.problem)

@@ -1,34 +1,32 @@
 """A table over the real node: the window's `TableSession` on a `TableNode`.
 
 The window and the node run in one trio program. `serve` runs the node (and, at the host,
-the table's mDNS announcement and the bots the host seats) in the window's nursery; each
-frame `advance` reads what the node passed on and acts as a person at the table would:
-join once the table's OPEN is here, say ready when asked to, and (the host, or its
-successor) start the round once every player present is ready. Moves go straight to the
-node (`apply_intent` is synchronous), so a move the engine refuses comes back in the same
-frame with the engine's reason.
+the table's mDNS announcement and the process of the bots the host seats, `bot_house`) in
+the window's nursery; each frame `advance` reads what the node passed on and acts as a
+person at the table would: join once the table's OPEN is here, say ready when asked to, and
+(the host, or its successor) start the round once every player present is ready. Whether a
+round may start, and with whom, is the core's answer (`nerts_p2p.table.status`). Moves go
+straight to the node (`apply_intent` is synchronous), so a move the engine refuses comes
+back in the same frame with the engine's reason.
 
-`leave` sends our LEAVE (and our bots'), keeps serving the table for `linger` seconds (so
-the others get it, and any op they still ask us for), then stops the node.
-
-The window keeps no crash store and no key between runs (the CLI's `--data-dir` does):
-a window that is closed leaves its table; it does not come back to it.
+`leave` sends our LEAVE (our bots leave as their process is told to stop), keeps serving
+the table for `linger` seconds (so the others get it, and any op they still ask us for),
+then stops the node. A network table with a data directory (`net_open`) keeps the CLI's
+store: its ops for a window reopened after a crash, and when it is over its signed log as a
+replay in `replays/`, which the window's replay screen lists beside practice matches.
 """
 
 from __future__ import annotations
 
-import os
-import random
-from dataclasses import dataclass, field
+from pathlib import Path
 
 import trio
 
-from nerts_p2p.game.bots import CASUAL, BotLevel, BotPlayer
+from nerts_p2p.game.bots import CASUAL, BotLevel
 from nerts_p2p.game.errors import NertsError, Rejection, RejectReason
 from nerts_p2p.game.moves import Move
 from nerts_p2p.game.rules import Rules
-from nerts_p2p.net.autopilot import Autopilot
-from nerts_p2p.net.discovery import ALL_INTERFACES, TableAd, TableAnnouncer
+from nerts_p2p.net.discovery import TableAnnouncer
 from nerts_p2p.net.node import (
     Intent,
     IntentRefused,
@@ -41,15 +39,29 @@ from nerts_p2p.net.node import (
     TableNode,
     VersionMismatch,
 )
-from nerts_p2p.net.transport import open_udp_transport
+from nerts_p2p.net.replay import save_replay
+from nerts_p2p.net.store import TableStore
 from nerts_p2p.table.replica import TableReplica
-from protocol import admission
+from nerts_p2p.table.status import (
+    everyone_ready_to_start,
+    has_left,
+    lobby_round,
+    match_won,
+    may_start_full_table,
+    moves_open,
+    others_ready,
+    present_players,
+)
 from protocol.envelope import PROTOCOL_VERSION
 from protocol.messages import PLAYER, SPECTATOR
-from protocol.signing import generate_signing_key
 
+from .bot_house import BotHouseConfig, BotSeats
+from .lobby_model import LobbySeat, LobbyView
+from .recorder import MatchRecorder
+from .replay_file import Replay
 from .replica_view import EventReader, pending_cards, seat_names
 from .session import ENDED, LOBBY, PLAYING, SCORED, MessageNotice, Notice, TableView
+from .table_health import why_gone
 
 #: Seconds we keep serving the table after our LEAVE.
 LINGER = 1.0
@@ -67,42 +79,6 @@ class NetTableError(NertsError):
     """Why a table cannot be hosted or joined, in a sentence for the screen."""
 
 
-@dataclass(frozen=True)
-class LobbySeat:
-    name: str
-    ready: bool
-    me: bool
-    host: bool
-    bot: bool  # one of the bots this window seats
-
-
-@dataclass(frozen=True)
-class LobbyView:
-    """The lobby as the screen shows it: who sits, who is ready, what may be done."""
-
-    table_name: str
-    rules: Rules | None  # None until the table's OPEN has arrived
-    seats: tuple[LobbySeat, ...]
-    seats_max: int
-    spectators: int
-    joined: bool
-    playing: bool  # we hold a seat (else we watch)
-    starter: bool  # we start the next round (the host, or its successor)
-    round: int  # the round the lobby prepares
-    i_am_ready: bool
-    can_start: bool
-    bots: int
-
-
-@dataclass
-class _Bot:
-    """A bot player this window seats: its own key, socket and node, like any peer."""
-
-    node: TableNode
-    pilot: Autopilot
-    scope: trio.CancelScope = field(default_factory=trio.CancelScope)
-
-
 class NetworkTable:
     """A `TableSession` (and the lobby's model) for one table over the network."""
 
@@ -118,6 +94,11 @@ class NetworkTable:
         host_timeout: float = HOST_ANSWER_TIMEOUT,
         silence: float = SILENCE,
         linger: float = LINGER,
+        store: TableStore | None = None,
+        data_dir: Path | None = None,
+        practice: bool = False,
+        seed: str | None = None,
+        bot_pace: float = 1.0,
     ) -> None:
         self.node = node
         self.replica: TableReplica = node.replica
@@ -129,19 +110,28 @@ class NetworkTable:
         self.host_timeout = host_timeout
         self.silence = silence
         self.linger = linger
+        #: The table's crash store (None: nothing is kept) and where replays go.
+        self.store = store
+        self.data_dir = data_dir
+        #: A practice table: we are ready for round 1 at once, and each round starts once
+        #: every seat is taken (by us and our bots).
+        self.practice = practice
+        self.seed = seed
+        self.bot_pace = bot_pace
         self.reader = EventReader(self.replica)
         self.results = self.reader.results
+        self.recorder = MatchRecorder()
         self.now = 0.0
         self.problem: str | None = None
         #: The round we (the person at the window) said we want to play.
-        self.want_round = 0
-        self.bots: list[_Bot] = []
+        self.want_round = 1 if practice else 0
+        self.bots: BotSeats | None = None
         self.initial_bots = 0
         #: A private table's key (from its passphrase): our bots need it to be let in.
         self.table_key: bytes | None = None
-        self._bots_made = 0
         self.round_started_at: dict[int, float] = {}
         self.left = False
+        self.saved_replay: Path | None = None
         self.done = trio.Event()
         self._notices: list[Notice] = []
         self._opened_at: float | None = None
@@ -175,90 +165,86 @@ class NetworkTable:
                 await self._leave.wait()
                 self._farewell()
                 await trio.sleep(self.linger)
+                if self.bots is not None:
+                    with trio.move_on_after(self.linger + 2):
+                        await self.bots.done.wait()
                 nursery.cancel_scope.cancel()
         finally:
             self.left = True
             if announcer is not None:
-                await announcer.aclose()
+                with trio.CancelScope(shield=True):
+                    await announcer.aclose()
             self.node.transport.close()
-            for bot in self.bots:
-                bot.node.transport.close()
+            self._save_replay()
             self.done.set()
 
     def _farewell(self) -> None:
-        for node in [self.node, *(bot.node for bot in self.bots)]:
-            if node.replica.is_member and not self._has_left(node.replica):
-                node.apply_intent(Leave())
+        if self.replica.is_member and not has_left(self.replica):
+            self.node.apply_intent(Leave())
+        if self.store is not None:
+            self.store.end()  # we left: nothing to take up again
+        if self.bots is not None:
+            self.bots.close()  # the bots leave as their process is told to stop
 
-    @staticmethod
-    def _has_left(replica: TableReplica) -> bool:
-        member = replica.sync.members.get(replica.me)
-        return member is not None and member.left
+    def _save_replay(self) -> None:
+        """A network match that had a round is kept as its signed log (the CLI's format,
+        `nerts-p2p replay` reads it too), finished or interrupted."""
+        if self.data_dir is None or not self.replica.rounds or self.saved_replay is not None:
+            return
+        try:
+            self.saved_replay = save_replay(
+                self.data_dir / "replays", self.replica, table_name=self.table_name
+            )
+        except OSError as exc:
+            self.problem = f"the replay could not be saved: {exc.strerror or exc}"
 
     async def _keep_announcement(self, announcer: TableAnnouncer) -> None:
         while True:
             rnd = self.replica.current_round
             phase = "playing" if rnd is not None and rnd.final is None else "lobby"
-            await announcer.update(seats_taken=len(self._players()), phase=phase)
+            await announcer.update(seats_taken=len(present_players(self.replica)), phase=phase)
             await trio.sleep(0.5)
 
     # --- bots the host seats -------------------------------------------------------------
 
     def add_bot(self) -> None:
-        """Seat one more bot (the host's lobby). It joins through its own node."""
+        """Seat one more bot (the starter's lobby, before any round or between rounds).
+        It joins through its own node, in the bots' process (`bot_house`)."""
         if self.left:
             return
         if self._nursery is None:
             # Pressed before the table is served (it is still opening): seated once it is.
             self.initial_bots += 1
             return
-        self._bots_made += 1
-        name = f"{self.bot_level.name} bot {self._bots_made}"
-        self._nursery.start_soon(self._run_bot, name)
+        if self.bots is None:
+            self.bots = BotSeats(
+                BotHouseConfig(
+                    interface=self.interface,
+                    table=self.replica.sync.table,
+                    host=self.replica.sync.host or self.replica.me,
+                    address=self.node.address,
+                    level=self.bot_level.name,
+                    table_key=self.table_key,
+                    seed=self.seed,
+                    pace=self.bot_pace,
+                )
+            )
+            self._nursery.start_soon(self.bots.run)
+        self.bots.add()
 
     def remove_bot(self) -> None:
         """The last bot we seated leaves the table (a LEAVE), then stops."""
         if self._nursery is None and self.initial_bots > 0:
             self.initial_bots -= 1  # not seated yet: it never will be
             return
-        if not self.bots:
-            return
-        bot = self.bots.pop()
-        if bot.node.replica.is_member:
-            bot.node.apply_intent(Leave())
-        bot.scope.deadline = trio.current_time() + self.linger
+        if self.bots is not None:
+            self.bots.remove()
 
-    async def _run_bot(self, name: str) -> None:
-        try:
-            transport = await open_udp_transport(self.interface)
-        except NertsError as exc:
-            self._notices.append(MessageNotice(f"no bot could be seated: {exc}"))
-            return
-        replica = TableReplica.joining(
-            generate_signing_key(),
-            self.replica.sync.table,
-            name=name,
-            role=PLAYER,
-            randomness=os.urandom,
-        )
-        node = TableNode(
-            replica, transport, bootstrap=self.node.address, table_host=self.replica.sync.host
-        )
-        if self.table_key is not None:
-            replica.use_table_key(self.table_key)
-        node.events.close()  # nobody reads a bot's events
-        rng = random.Random(int.from_bytes(os.urandom(8), "big"))
-        bot = _Bot(node, Autopilot(node, BotPlayer(self.bot_level, -1, rng)))
-        self.bots.append(bot)
-        try:
-            with bot.scope:
-                async with trio.open_nursery() as nursery:
-                    await nursery.start(node.run)
-                    await bot.pilot.run()
-                    node.apply_intent(Leave())  # the match is over for it
-                    await trio.sleep_forever()
-        finally:
-            transport.close()
+    @property
+    def bot_count(self) -> int:
+        if self.bots is None:
+            return self.initial_bots
+        return self.bots.count
 
     # --- TableSession ----------------------------------------------------------------------
 
@@ -275,8 +261,10 @@ class NetworkTable:
                 phase = LOBBY  # we asked for the next round: it is being dealt
         elif rnd.state.ended:
             phase = ENDED
-        else:
+        elif moves_open(rnd):
             phase = PLAYING
+        else:
+            phase = LOBBY  # dealt, but not every player's mix nonce is here: still dealing
         started = self.round_started_at.get(rnd.number, self.now)
         return TableView(
             phase,
@@ -299,9 +287,12 @@ class NetworkTable:
             return
         self._act(now)
         self._check(now)
+        self._bot_news()
         rnd = self.replica.current_round
         if rnd is not None:
             self.round_started_at.setdefault(rnd.number, now)
+        if self.practice:
+            self.recorder.note(self.replica, now)
 
     def notices(self) -> list[Notice]:
         out, self._notices = self._notices, []
@@ -312,7 +303,7 @@ class NetworkTable:
         if replica.seat is None:
             return Rejection(RejectReason.NO_SUCH_SEAT, "you are watching: you have no seat")
         rnd = replica.current_round
-        if self.left or rnd is None or rnd.state.ended:
+        if self.left or rnd is None:  # an ended round: the engine says so itself
             return Rejection(RejectReason.ROUND_OVER, "no round is being played")
         intent = Play(move)
         self.node.apply_intent(intent)
@@ -330,11 +321,7 @@ class NetworkTable:
         replica = self.replica
         if replica.role != PLAYER:
             return
-        upcoming = replica.upcoming_round()
-        if upcoming is None and replica.rounds:
-            upcoming = max(replica.rounds) + 1
-        if upcoming is not None:
-            self.want_round = max(self.want_round, upcoming)
+        self.want_round = max(self.want_round, lobby_round(replica))
 
     def fail(self, problem: str) -> None:
         """The table's service stopped on an error: said on screen, in its words."""
@@ -349,58 +336,48 @@ class NetworkTable:
             self.node.transport.close()
             self.done.set()
 
-    # --- the lobby ---------------------------------------------------------------------------
+    # --- a practice match as a replay ----------------------------------------------------
 
-    def _players(self) -> list[tuple[bytes, str]]:
-        return [
-            (author, member.name)
-            for author, member in self.replica.sync.members.items()
-            if member.role == PLAYER and not member.left
-        ]
-
-    def _seat_cap(self) -> int:
+    def replay(self) -> Replay | None:
+        """Every round that has started, as our replica folded it, with when each move was
+        seen here (practice matches are kept this way; network ones as their signed log)."""
         rules = self.replica.rules
         if rules is None:
-            return 0
-        return rules.seats * (2 if rules.partnerships else 1)
+            return None
+        names = seat_names(self.replica, self.replica.current_round, rules.seats)
+        return self.recorder.replay(self.replica, rules, names, self.round_started_at)
+
+    # --- the lobby ---------------------------------------------------------------------------
 
     def lobby(self) -> LobbyView:
         replica = self.replica
         sync = replica.sync
         rules = replica.rules
-        rounds = replica.rounds
-        upcoming = replica.upcoming_round() or (max(rounds) + 1 if rounds else 1)
-        ready = set(replica.ready_players(upcoming)) if rules is not None else set()
-        bots = {bot.node.replica.me for bot in self.bots}
+        number = lobby_round(replica)
+        ready = set(replica.ready_players(number)) if rules is not None else set()
+        bots = self.bots.seated if self.bots is not None else set()
         seats = tuple(
             LobbySeat(
                 name, author in ready, author == replica.me, author == sync.host, author in bots
             )
-            for author, name in self._players()
+            for author, name in present_players(replica)
         )
         spectators = sum(1 for m in sync.members.values() if m.role == SPECTATOR and not m.left)
-        starter = rules is not None and sync.starter(upcoming) == replica.me
-        everyone_else = all(seat.ready for seat in seats if not seat.me)
-        can_start = (
-            starter
-            and len(seats) >= 2
-            and everyone_else
-            and upcoming not in sync.epochs
-            and replica.upcoming_round() is not None
-        )
+        starter = rules is not None and sync.starter(number) == replica.me
         return LobbyView(
             self.table_name,
             rules,
             seats,
-            self._seat_cap(),
+            rules.players if rules is not None else 0,
             spectators,
             replica.is_member,
             replica.role == PLAYER,
             starter,
-            upcoming,
-            replica.me in ready or self.want_round >= upcoming,
-            can_start,
-            len(self.bots),
+            number,
+            replica.me in ready or self.want_round >= number,
+            others_ready(replica),
+            self.bot_count,
+            between_rounds=replica.upcoming_round() is not None and bool(replica.rounds),
         )
 
     def _act(self, now: float) -> None:
@@ -413,13 +390,31 @@ class NetworkTable:
         if replica.role != PLAYER:
             return
         upcoming = replica.upcoming_round()
-        if upcoming is None or self.want_round < upcoming:
+        if upcoming is None:
+            self._match_over()
+            return
+        if self.want_round < upcoming:
             return
         if upcoming not in replica.my_secrets and self._due("ready", upcoming, now):
             self._intent(Ready())
-        needed = min(self._seat_cap(), max(2, len(self._players())))
-        if replica.may_start(upcoming, needed) and self._due("start", upcoming, now):
+        start = may_start_full_table if self.practice else everyone_ready_to_start
+        if start(replica) and self._due("start", upcoming, now):
             self._intent(Start())
+
+    def _bot_news(self) -> None:
+        """What the bots' process had to say; at practice, bots gone is the table gone."""
+        bots = self.bots
+        if bots is None:
+            return
+        self._notices.extend(MessageNotice(text) for text in bots.problems)
+        bots.problems.clear()
+        if bots.stopped and self.practice and self.problem is None:
+            self.problem = "the bots' process stopped: the practice table cannot go on"
+
+    def _match_over(self) -> None:
+        """A seat won the match: nothing of this table is left to take up again."""
+        if match_won(self.replica) and self.store is not None and not self.store.ended:
+            self.store.end()
 
     def _intent(self, intent: Intent) -> None:
         self.node.apply_intent(intent)
@@ -435,43 +430,15 @@ class NetworkTable:
         """Whether the table is gone for us, in plain words (shown until we leave)."""
         if self.problem is not None:
             return
-        replica = self.replica
         opened = self._opened_at if self._opened_at is not None else now
-        refused = replica.admission_refused
-        if refused is not None:
-            self.problem = (
-                f"wrong passphrase for table {self.table_name!r}"
-                if refused == "wrong passphrase"
-                else f"table {self.table_name!r} did not let us in: {refused}"
-            )
-            return
-        if replica.sync.open_op is None:
-            if now - opened > self.host_timeout:
-                self.problem = (
-                    f"the table's host does not answer (nothing for {self.host_timeout:g} s): "
-                    "the table is gone"
-                )
-            return
-        others = [m for a, m in replica.sync.members.items() if a != replica.me]
-        rnd = replica.current_round
-        match_over = (
-            rnd is not None and rnd.final is not None and rnd.final.match_winner is not None
+        self.problem = why_gone(
+            self.node,
+            table_name=self.table_name,
+            waited=now - opened,
+            now=now,
+            host_timeout=self.host_timeout,
+            silence=self.silence,
         )
-        # A host waits in its lobby for players, however many came and went.
-        waiting = rnd is None and replica.sync.host == replica.me
-        if others and all(m.left for m in others) and not match_over and not waiting:
-            self.problem = "everyone else left the table"
-            return
-        host = replica.sync.host
-        between_rounds = rnd is None or rnd.final is not None
-        if host is not None and host != replica.me and between_rounds and not match_over:
-            quiet = self.node.silence(host, now)
-            member = replica.sync.members.get(host)
-            if quiet is not None and quiet > self.silence and member is not None:
-                self.problem = (
-                    f"the table's host ({member.name}) has sent nothing for {quiet:.0f} s: "
-                    "the table is gone"
-                )
 
     def _drain(self, refusal_of: Intent | None = None) -> Rejection | None:
         """Take what the node passed on; returns the refusal of `refusal_of`, if any."""
@@ -498,121 +465,3 @@ class NetworkTable:
                 self._notices.append(MessageNotice(event.reason))
         else:
             self._notices.extend(self.reader.notices([event]))
-
-
-# --- opening a table ------------------------------------------------------------------------
-
-
-async def host_table(
-    interface: str,
-    *,
-    table_name: str,
-    player_name: str,
-    rules: Rules,
-    spectators: bool,
-    port: int = 0,
-    bots: int = 0,
-    bot_level: BotLevel = CASUAL,
-    passphrase: str = "",
-) -> NetworkTable:
-    """A new table on `interface`, announced once served (`serve`). A passphrase makes it
-    private: only who knows it is let in (PROTOCOL.md 17)."""
-    if not table_name.strip():
-        raise NetTableError("the table needs a name")
-    if 1 + bots > rules.seats * (2 if rules.partnerships else 1):
-        raise NetTableError(
-            f"you and {bots} bots need {1 + bots} seats; the table has {rules.seats}"
-        )
-    transport = await open_udp_transport(interface, port)
-    replica = TableReplica.open_table(
-        generate_signing_key(),
-        name=player_name,
-        rules=rules,
-        spectators=spectators,
-        randomness=os.urandom,
-        private=bool(passphrase),
-    )
-    key = await _table_key(passphrase, replica) if passphrase else None
-    node = TableNode(replica, transport)
-    address = transport.address
-    if interface == ALL_INTERFACES:
-        address = (ALL_INTERFACES, address[1])
-    ad = TableAd(
-        name=table_name,
-        address=address,
-        protocol_version=PROTOCOL_VERSION,
-        table_id=replica.sync.table,
-        host_fingerprint=replica.me,
-        seats_taken=1,
-        seats_max=rules.seats * (2 if rules.partnerships else 1),
-        phase="lobby",
-        passphrase=bool(passphrase),
-        spectators=spectators,
-    )
-    table = NetworkTable(
-        node,
-        table_name=table_name,
-        interface=interface,
-        hosting=True,
-        announcer=TableAnnouncer(interface, ad),
-        bot_level=bot_level,
-    )
-    table.initial_bots = bots
-    table.table_key = key
-    return table
-
-
-async def _table_key(passphrase: str, replica: TableReplica) -> bytes:
-    """The table key from its passphrase (argon2id: a fraction of a second of CPU, in a
-    thread, so the frames go on), given to the replica."""
-    key = await trio.to_thread.run_sync(admission.table_key, passphrase, replica.sync.table)
-    replica.use_table_key(key)
-    return key
-
-
-def why_not_join(ad: TableAd, role: int) -> str | None:
-    """Why this window cannot sit at (or watch) the announced table, or None."""
-    if ad.protocol_version != PROTOCOL_VERSION:
-        return (
-            f"protocol version mismatch: table {ad.name!r} speaks version "
-            f"{ad.protocol_version}, this program speaks version {PROTOCOL_VERSION}"
-        )
-    if role == PLAYER and ad.full:
-        return f"table {ad.name!r} is full ({ad.seats_taken} of {ad.seats_max} seats taken)"
-    if role == SPECTATOR and not ad.spectators:
-        return f"table {ad.name!r} does not welcome spectators"
-    if ad.address[0] == ALL_INTERFACES:
-        return f"table {ad.name!r} announced no usable address"
-    return None
-
-
-async def join_table(
-    interface: str,
-    ad: TableAd,
-    *,
-    player_name: str,
-    role: int,
-    host_timeout: float = HOST_ANSWER_TIMEOUT,
-    passphrase: str = "",
-) -> NetworkTable:
-    """Sit at (PLAYER) or watch (SPECTATOR) an announced table; served with `serve`. A
-    private table needs its passphrase (a wrong one is said in the lobby)."""
-    problem = why_not_join(ad, role)
-    if problem is not None:
-        raise NetTableError(problem)
-    if ad.passphrase and not passphrase:
-        raise NetTableError(f"table {ad.name!r} is private: it needs its passphrase")
-    transport = await open_udp_transport(interface)
-    replica = TableReplica.joining(
-        generate_signing_key(), ad.table_id, name=player_name, role=role, randomness=os.urandom
-    )
-    if passphrase:
-        await _table_key(passphrase, replica)
-    node = TableNode(replica, transport, bootstrap=ad.address, table_host=ad.host_fingerprint)
-    return NetworkTable(
-        node,
-        table_name=ad.name,
-        interface=interface,
-        hosting=False,
-        host_timeout=host_timeout,
-    )

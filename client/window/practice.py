@@ -241,7 +241,7 @@ class PracticeTable:
         if self.watch:
             return Rejection(RejectReason.NO_SUCH_SEAT, "you are watching: you have no seat")
         rnd = self.me.current_round
-        if rnd is None or rnd.state.ended:
+        if rnd is None:  # an ended round: the engine says so itself
             return Rejection(RejectReason.ROUND_OVER, "no round is being played")
         result = self.me.play(move)
         self._flush()

@@ -62,9 +62,13 @@ class ReplayRound:
     shown: tuple[tuple[int, ...], ...]  # per seat: Nerts top, then work cards
     moves: tuple[ReplayMove, ...]
     result: ReplayResult | None
+    #: The round's own seating where it differs from the match's (a network table whose
+    #: players came and went between rounds): its rules (seats) and names per seat.
+    seated: Rules | None = None
+    names: tuple[str, ...] | None = None
 
     def start_state(self, rules: Rules) -> GameState:
-        return public_start(rules, self.shown)
+        return public_start(self.seated or rules, self.shown)
 
     def states(self, rules: Rules) -> list[GameState]:
         """states[i]: the position after the first i moves (a rejected move changes nothing,

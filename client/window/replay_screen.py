@@ -169,8 +169,8 @@ class ReplayScreen:
         rnd = replay.rounds[player.round_index]
         return TableView(
             SCORED if player.finished else PLAYING,
-            replay.rules,
-            replay.names,
+            rnd.seated or replay.rules,
+            rnd.names or replay.names,
             None,
             rnd.number,
             player.state,

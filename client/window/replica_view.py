@@ -91,7 +91,9 @@ class EventReader:
                 else:
                     out.append(RotationNotice(-1, "Everyone is stuck again: the round is over"))
             elif isinstance(event, RoundFinal):
-                state = replica.rounds[event.round].state
+                finished = replica.rounds[event.round]
+                state = finished.state
+                count = finished.rules.seats
                 result = RoundResult(
                     event.round,
                     event.scores,
@@ -100,6 +102,8 @@ class EventReader:
                     state.ended_by or "",
                     state.called_by,
                     event.match_winner,
+                    tuple(finished.dealer[s] for s in range(count)),
+                    seat_names(replica, finished, count),
                 )
                 self.results.append(result)
                 out.append(RoundScoredNotice(result))

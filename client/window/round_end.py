@@ -3,6 +3,7 @@ and a chart of the running totals; next round or leave."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import pygame
@@ -27,14 +28,29 @@ class RoundEndScreen:
         width, height = self.app.size
         view = self.table.view
         result = view.results[-1]
-        out = []
         bw, bh = round(220 * self.app.scale), round(48 * self.app.scale)
         y = height - bh - 24
+        wanted = []
         if result.match_winner is None and not view.watching:
             label = "Dealing..." if view.phase == LOBBY else "Next round (Enter)"
-            out.append(("next", label, pygame.Rect(width / 2 - bw - 10, y, bw, bh)))
-        out.append(("leave", "Leave (Q)", pygame.Rect(width / 2 + 10, y, bw, bh)))
+            wanted.append(("next", label))
+            if self._has_lobby():
+                wanted.append(("lobby", "Lobby: seats, bots (L)"))
+        wanted.append(("leave", "Leave (Q)"))
+        x = width / 2 - (len(wanted) * (bw + 20) - 20) / 2
+        out = []
+        for name, label in wanted:
+            out.append((name, label, pygame.Rect(x, y, bw, bh)))
+            x += bw + 20
         return out
+
+    def _has_lobby(self) -> bool:
+        """A network table has a lobby between rounds (who sits, bots come and go); a
+        practice table's seats are all its own."""
+        from .netsession import NetworkTable
+
+        session = self.table.session
+        return isinstance(session, NetworkTable) and not session.practice
 
     def handle(self, event: pygame.event.Event, now: float) -> None:
         chosen = None
@@ -50,9 +66,12 @@ class RoundEndScreen:
                 "space": "next",
                 "q": "leave",
                 "escape": "leave",
+                "l": "lobby",
             }.get(key)
         if chosen == "next" and any(name == "next" for name, _, _ in self.buttons()):
             self.table.session.next_round()
+        elif chosen == "lobby" and any(name == "lobby" for name, _, _ in self.buttons()):
+            self.table.to_lobby()
         elif chosen == "leave":
             self.table.leave()
 
@@ -136,12 +155,16 @@ class RoundEndScreen:
                 (xs[0] + 120 + i * col_w, row_y),
             )
         row_y += int(size)
-        for seat in range(len(names)):
-            surface.blit(fonts.text(names[seat][:14], size * 0.85, colours[seat]), (xs[0], row_y))
-            for i, r in enumerate(shown):
-                if seat < len(r.scores):
+        rows = match_rows(view.results)
+        row_colours = [
+            colours[row.seat] if row.seat is not None else theme.dim_text for row in rows
+        ]
+        for row, colour in zip(rows, row_colours, strict=True):
+            surface.blit(fonts.text(row.name[:14], size * 0.85, colour), (xs[0], row_y))
+            for i, points in enumerate(row.scores[-len(shown) :]):
+                if points is not None:
                     surface.blit(
-                        fonts.text(f"{r.scores[seat].score:+d}", size * 0.85, theme.text),
+                        fonts.text(f"{points:+d}", size * 0.85, theme.text),
                         (xs[0] + 120 + i * col_w, row_y),
                     )
             row_y += int(size * 0.95)
@@ -150,8 +173,8 @@ class RoundEndScreen:
             surface,
             fonts,
             chart,
-            view.results,
-            colours,
+            rows,
+            row_colours,
             view.rules.target,
             theme.text,
             theme.felt_dark,
@@ -172,30 +195,73 @@ class RoundEndScreen:
             surface.blit(image, image.get_rect(midbottom=(width / 2, height - 84)))
 
 
+@dataclass(frozen=True)
+class MatchRow:
+    """One player's line of the match table (and of the chart)."""
+
+    name: str
+    seat: int | None  # its seat in the last round (None: it did not play that one)
+    scores: tuple[int | None, ...]  # per round: its round score (None: it did not play)
+    totals: tuple[int | None, ...]  # per round: its match total after it (None: not yet in)
+
+
+def match_rows(results: tuple[RoundResult, ...]) -> list[MatchRow]:
+    """The match table by player, in the order they first sat: players come and go between
+    rounds, so a seat number is not a player (results without players: seats are)."""
+    keys: list[object] = []
+    names: dict[object, str] = {}
+    scores: dict[object, list[int | None]] = {}
+    totals: dict[object, list[int | None]] = {}
+    last_seat: dict[object, int] = {}
+    for i, r in enumerate(results):
+        for s in range(len(r.totals)):
+            key: object = r.players[s] if s < len(r.players) else s
+            if key not in names:
+                keys.append(key)
+                scores[key], totals[key] = [None] * i, [None] * i
+            names[key] = r.names[s] if s < len(r.names) else f"seat {s + 1}"
+            score = next((x.score for x in r.scores if x.seat == s), None)
+            scores[key].append(score)
+            totals[key].append(r.totals[s])
+            if i == len(results) - 1:
+                last_seat[key] = s
+        for key in keys:
+            if len(scores[key]) < i + 1:  # not at the table this round: its total stays
+                scores[key].append(None)
+                totals[key].append(totals[key][-1])
+    return [MatchRow(names[k], last_seat.get(k), tuple(scores[k]), tuple(totals[k])) for k in keys]
+
+
 def running_totals_chart(
     surface: pygame.Surface,
     fonts: Fonts,
     rect: pygame.Rect,
-    results: tuple[RoundResult, ...],
+    rows: list[MatchRow],
     colours: list[tuple[int, int, int]],
     target: int,
     text_colour: tuple[int, int, int],
     back: tuple[int, int, int],
 ) -> None:
-    """One line per seat: its total after each round, with the target as a dashed line."""
+    """One line per player: its total after each round it was in, from 0 before its
+    first, with the target as a dashed line."""
     pygame.draw.rect(surface, back, rect, border_radius=8)
-    rows = list(results)
     if not rows:
         return
-    seats = len(rows[-1].totals)
-    series = [[0] + [r.totals[s] for r in rows] for s in range(seats)]
-    low = min(0, *(v for line in series for v in line))
-    high = max(target, *(v for line in series for v in line))
+    rounds = len(rows[0].totals)
+    series = []
+    for row in rows:
+        first = next(i for i, t in enumerate(row.totals) if t is not None)
+        series.append(
+            [(first, 0)] + [(i + 1, t) for i, t in enumerate(row.totals) if t is not None]
+        )
+    values = [v for line in series for _, v in line]
+    low = min(0, *values)
+    high = max(target, *values)
     span = max(1, high - low)
     pad = 14
 
     def point(i: int, v: int) -> tuple[int, int]:
-        x = rect.x + pad + (rect.w - 2 * pad) * i / max(1, len(rows))
+        x = rect.x + pad + (rect.w - 2 * pad) * i / max(1, rounds)
         y = rect.bottom - pad - (rect.h - 2 * pad) * (v - low) / span
         return round(x), round(y)
 
@@ -209,7 +275,7 @@ def running_totals_chart(
     label = fonts.text(f"target {target}", 16, text_colour)
     surface.blit(label, (rect.right - pad - label.get_width(), target_y - 16))
     for s, line in enumerate(series):
-        points = [point(i, v) for i, v in enumerate(line)]
+        points = [point(i, v) for i, v in line]
         pygame.draw.lines(surface, colours[s % len(colours)], False, points, 3)
         for p in points:
             pygame.draw.circle(surface, colours[s % len(colours)], p, 4)

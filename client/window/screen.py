@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 import pygame
@@ -33,6 +34,9 @@ class App(Protocol):
     sounds: Sounds
     message: str
     interface: str
+    #: Where network tables keep this machine's key, their crash stores and replays (the
+    #: user's data directory; None keeps nothing).
+    data_dir: Path | None
     #: The UI scale (2 on a high-DPI display): fixed pixel sizes are multiplied by it.
     scale: float
     #: The screen shown now.

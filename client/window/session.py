@@ -37,6 +37,11 @@ class RoundResult:
     ended_by: str
     called_by: int | None
     match_winner: int | None
+    #: Who sat where this round (key ids and names per seat): players may come and go
+    #: between rounds, so the match table follows players, not seat numbers. Empty where
+    #: unknown (a replay file), then seat numbers stand for players.
+    players: tuple[bytes, ...] = ()
+    names: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from .intents import (
     SubmitMove,
 )
 from .layout import CardPlace, PlaceCache, TableLayout, table_layout
+from .netsession import NetworkTable
 from .practice import PracticeTable
 from .replay_file import save_replay
 from .screen import App
@@ -95,7 +96,7 @@ class TableScreen:
         self.round_end: RoundEndScreen | None = None  # over the table while it is scored
         self._closed = False
         self._title = ""
-        self.replay_file = new_replay_path() if isinstance(session, PracticeTable) else None
+        self.replay_file = new_replay_path() if _practice(session) else None
         self.saved_problem = ""
 
     # --- the frame loop's calls ----------------------------------------------------------
@@ -255,15 +256,26 @@ class TableScreen:
 
     def save_replay(self) -> None:
         """Practice matches are saved as replays after every round and when left."""
-        if self.replay_file is None or not isinstance(self.session, PracticeTable):
+        session = self.session
+        if self.replay_file is None or not isinstance(session, PracticeTable | NetworkTable):
             return
-        replay = self.session.replay()
+        replay = session.replay()
         if replay is None:
             return
         try:
             save_replay(replay, self.replay_file)
         except OSError as exc:
             self.saved_problem = f"the replay could not be saved: {exc.strerror or exc}"
+
+    def to_lobby(self) -> None:
+        """Between rounds of a network table: its lobby, on the same session (the table is
+        not left; the lobby shows the table again when the next round is dealt)."""
+        from .lobby_screen import LobbyScreen
+
+        if not isinstance(self.session, NetworkTable):
+            return
+        self._closed = True  # handed over: closing this screen must not leave the table
+        self.app.show(LobbyScreen(self.app, self.session))
 
     def leave(self) -> None:
         self.close()
@@ -388,3 +400,11 @@ class TableScreen:
             size,
             self.app.theme.text,
         )
+
+
+def _practice(session: TableSession) -> bool:
+    """A practice table (ours, against bots): its matches are saved as the window's replays
+    (a network table keeps its signed log instead, `NetworkTable._save_replay`)."""
+    return isinstance(session, PracticeTable) or (
+        isinstance(session, NetworkTable) and session.practice
+    )

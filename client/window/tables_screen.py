@@ -11,7 +11,8 @@ from nerts_p2p.net.discovery import TableAd, TableBrowser
 from protocol.messages import PLAYER
 
 from .app import Task
-from .netsession import HOST_ANSWER_TIMEOUT, NetworkTable, join_table, why_not_join
+from .net_open import join_table, taking_back, why_not_join
+from .netsession import HOST_ANSWER_TIMEOUT, NetworkTable
 from .screen import App
 from .widgets import Button, TextField, button_at, column, screen_title, text_lines
 
@@ -20,10 +21,12 @@ REFRESH = 0.25
 MAX_ROWS = 8
 
 
-def table_line(ad: TableAd) -> str:
-    """One row of the list, in words."""
+def table_line(ad: TableAd, yours: bool = False) -> str:
+    """One row of the list, in words; `yours`: this window was at the table when it
+    stopped (it crashed), and takes its seat back there."""
     welcome = "spectators welcome" if ad.spectators else "no spectators"
-    return f"{ad.name}   {ad.seats_taken}/{ad.seats_max} seats   {ad.phase}   {welcome}"
+    line = f"{ad.name}   {ad.seats_taken}/{ad.seats_max} seats   {ad.phase}   {welcome}"
+    return line + ("   (your seat: take it back)" if yours else "")
 
 
 def draw_padlock(
@@ -52,6 +55,8 @@ class TablesScreen:
         self.passphrase = TextField("", max_len=64, secret=True)
         #: Seconds a table's host has to answer before the table counts as gone.
         self.host_timeout = HOST_ANSWER_TIMEOUT
+        #: Table id -> whether this window's store was at that table (it takes it back).
+        self._ours: dict[bytes, bool] = {}
         self._browse: Task = app.spawn(self._browse_tables, self._browse_failed)
 
     async def _browse_tables(self) -> None:
@@ -62,12 +67,21 @@ class TablesScreen:
                 self.looked = True
                 await trio.sleep(REFRESH)
 
+    def _yours(self, ad: TableAd) -> bool:
+        """Whether our store can take a seat back at this table (read once per table)."""
+        if ad.table_id not in self._ours:
+            self._ours[ad.table_id] = taking_back(self.app.data_dir, ad)
+        return self._ours[ad.table_id]
+
     def _browse_failed(self, problem: str) -> None:
         self.problem = f"No tables can be looked for: {problem}"
 
     def buttons(self) -> list[Button]:
         width, height = self.app.size
-        rows = [(f"table {i}", table_line(ad)) for i, ad in enumerate(self.tables[:MAX_ROWS])]
+        rows = [
+            (f"table {i}", table_line(ad, self._yours(ad)))
+            for i, ad in enumerate(self.tables[:MAX_ROWS])
+        ]
         items = [*rows, ("back", "Back  (Esc)")]
         k = self.app.scale
         bh = int(max(30 * k, min(46 * k, height / 18)))
@@ -114,7 +128,7 @@ class TablesScreen:
     def choose(self, ad: TableAd, passphrase: str = "") -> None:
         if self.joining:
             return
-        problem = why_not_join(ad, self.role)
+        problem = why_not_join(ad, self.role, resuming=self._yours(ad))
         if problem is not None:
             self.problem = problem[0].upper() + problem[1:]
             return
@@ -135,6 +149,7 @@ class TablesScreen:
                     role=self.role,
                     host_timeout=self.host_timeout,
                     passphrase=passphrase,
+                    data_dir=app.data_dir,
                 )
             finally:
                 self.joining = False

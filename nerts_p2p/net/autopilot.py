@@ -32,8 +32,13 @@ class Autopilot:
     max_rounds: int | None = None
     #: Bot delays are multiplied by this (1.0: human pace; small: as fast as it can).
     pace: float = 1.0
+    #: Seconds after a round appears here before the bot's first move in it (a person's
+    #: "Go": a window's player gets a moment to look at the deal).
+    go_delay: float = 0.0
     _asked: dict[tuple[str, int], float] = field(default_factory=dict)
     _join_asked_at: float = -1e9
+    #: Round number -> when it first appeared here (for `go_delay`).
+    _dealt_at: dict[int, float] = field(default_factory=dict)
 
     def match_over(self) -> bool:
         """The match is over here: a seat won, we played our `max_rounds`, or the host
@@ -72,6 +77,9 @@ class Autopilot:
         last = max(rounds) if rounds else 0
         current = rounds.get(last)
         if current is not None and current.final is None:
+            dealt = self._dealt_at.setdefault(current.number, now)
+            if now < dealt + self.go_delay:
+                return dealt + self.go_delay - now
             return self._play(current)
         if self.match_over():
             return LOBBY_POLL

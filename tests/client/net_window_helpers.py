@@ -27,6 +27,8 @@ WAIT = 90.0
 
 def network_app(nursery: trio.Nursery, name: str = "Ann") -> WindowApp:
     app = WindowApp(Settings(name=name, sound=False), size=SIZE, interface=LO)
+    # Each window its own data directory (its own key), as two machines would have.
+    app.data_dir = Path(tempfile.mkdtemp(prefix="nerts-window-data-"))
     app.nursery = nursery
     return app
 

@@ -206,4 +206,5 @@ async def test_bots_added_while_the_table_is_still_opening_are_kept_for_when_it_
     host.add_bot()
     host.remove_bot()
     assert host.initial_bots == 1  # serve() seats this many as soon as it runs
-    assert host.bots == []
+    assert host.bots is None  # no bots' process is started for a table not yet served
+    assert host.lobby().bots == 1

@@ -19,7 +19,8 @@ from client.window.art import NORMAL
 from client.window.host_screen import MATCH_ENDS, HostScreen
 from client.window.layout import NERTS, STOCK
 from client.window.lobby_screen import LobbyScreen
-from client.window.netsession import NetworkTable, host_table
+from client.window.net_open import host_table
+from client.window.netsession import NetworkTable
 from client.window.session import PLAYING, SCORED
 from client.window.settings import seat_colours
 from client.window.table_screen import TableScreen

@@ -163,6 +163,11 @@ def test_a_round_plays_to_its_score_and_the_next_round_is_dealt() -> None:
     rnd = table.me.current_round
     assert rnd is not None
     assert state_hash(loaded.rounds[0].states(loaded.rules)[-1]) == state_hash(rnd.state)
+    # A move once the round is over: the engine's own reason, not one the window made up.
+    assert view.my_seat is not None
+    refused = table.submit(Move(view.my_seat, TURN))
+    assert refused is not None
+    assert refused.message == "the round is over"
     table.next_round()
     assert table.view().phase == LOBBY
     for _ in range(600):

@@ -1,0 +1,107 @@
+"""The table between rounds, as every shell asks about it: who sits, who is ready, whether
+the next round may be started now, and whether a member has left.
+
+Windows, the CLI's autopilot and tests ask these questions; the answers are rules of the
+table (PROTOCOL.md 5: a round needs at least two ready players, two per seat with
+partnerships; only the round's starter starts it), so they live here and not in a shell.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from nerts_p2p.game.rules import Rules
+from protocol.messages import PLAYER
+
+if TYPE_CHECKING:
+    from .replica import TableReplica
+    from .round import ReplicatedRound
+
+
+def players_to_start(rules: Rules) -> int:
+    """The fewest ready players a round can be started with (`TableReplica.start`)."""
+    return 2 * (2 if rules.partnerships else 1)
+
+
+def present_players(replica: TableReplica) -> list[tuple[bytes, str]]:
+    """Players at the table who have not left, in the order they joined: (key id, name)."""
+    return [
+        (author, member.name)
+        for author, member in replica.sync.members.items()
+        if member.role == PLAYER and not member.left
+    ]
+
+
+def has_left(replica: TableReplica, author: bytes | None = None) -> bool:
+    """Whether `author` (default: we) has sent its LEAVE (it then authors nothing more)."""
+    member = replica.sync.members.get(replica.me if author is None else author)
+    return member is not None and member.left
+
+
+def lobby_round(replica: TableReplica) -> int:
+    """The round the lobby prepares: the upcoming one between rounds, and while a round is
+    played the one after it (a READY for r+1 may come while r is played: PROTOCOL.md 15)."""
+    upcoming = replica.upcoming_round()
+    if upcoming is not None:
+        return upcoming
+    return max(replica.rounds) + 1 if replica.rounds else 1
+
+
+def everyone_ready_to_start(replica: TableReplica) -> bool:
+    """We are the starter of the upcoming round and may start it now with every player
+    present: at least `players_to_start`, every one ready, no more than the table seats."""
+    rules = replica.rules
+    upcoming = replica.upcoming_round()
+    if rules is None or upcoming is None:
+        return False
+    present = present_players(replica)
+    needed = min(rules.players, max(players_to_start(rules), len(present)))
+    return replica.may_start(upcoming, needed)
+
+
+def may_start_full_table(replica: TableReplica) -> bool:
+    """We may start the upcoming round and every seat is taken by a ready player (a
+    practice table waits for all its bots)."""
+    rules = replica.rules
+    upcoming = replica.upcoming_round()
+    if rules is None or upcoming is None:
+        return False
+    return replica.may_start(upcoming, rules.players)
+
+
+def others_ready(replica: TableReplica) -> bool:
+    """Every other player present is ready for the lobby's round, and there is at least
+    one: the starter's Start button can be pressed (its own READY comes with it)."""
+    rules = replica.rules
+    if rules is None or replica.upcoming_round() is None:
+        return False
+    number = lobby_round(replica)
+    ready = set(replica.ready_players(number))
+    others = [a for a, _ in present_players(replica) if a != replica.me]
+    return (
+        len(others) + 1 >= players_to_start(rules)
+        and all(a in ready for a in others)
+        and number not in replica.sync.epochs
+        and replica.sync.starter(number) == replica.me
+    )
+
+
+def match_won(replica: TableReplica) -> bool:
+    """The match is over: the last round is final and a seat reached the target."""
+    rnd = replica.current_round
+    return rnd is not None and rnd.final is not None and rnd.final.match_winner is not None
+
+
+def everyone_else_left(replica: TableReplica) -> bool:
+    """Others were at the table, and every one of them has sent its LEAVE."""
+    others = [m for author, m in replica.sync.members.items() if author != replica.me]
+    return bool(others) and all(m.left for m in others)
+
+
+def moves_open(rnd: ReplicatedRound) -> bool:
+    """Moves of this round count now: every participant's mix nonce is here, or it owes
+    none any more (departed, expelled). Before that `TableReplica.play` refuses (the
+    moves' order depends on the nonces, PROTOCOL.md 6; `nerts_p2p.table.playing` checks
+    the same), so a shell shows the round as being dealt."""
+    log = rnd.log
+    return all(p in log.nonces or not log.owes_nonce(p, (2**62, b"")) for p in log.participants)

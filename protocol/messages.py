@@ -323,7 +323,9 @@ def _fail(reason: DropReason, message: str) -> NoReturn:
     raise RemoteProtocolError(reason, message)
 
 
-def _op_from(body: list[Any], env_body: bytes, signature: bytes) -> Op:
+def _op_from(
+    body: list[Any], env_body: bytes, signature: bytes, body_hash: bytes | None = None
+) -> Op:
     """Checks across fields that a schema cannot express, then the typed op."""
     kind, table, author, seq, prev, lamport, epoch, deps, payload = body
     lobby_deps: tuple[tuple[bytes, int], ...] = ()
@@ -372,7 +374,7 @@ def _op_from(body: list[Any], env_body: bytes, signature: bytes) -> Op:
         _freeze(payload),
         env_body,
         signature,
-        op_hash(env_body),
+        body_hash if body_hash is not None else op_hash(env_body),
     )
 
 
@@ -382,7 +384,9 @@ def _freeze(value: object) -> object:
     return value
 
 
-def decode_body(body_obj: Any, body: bytes, signature: bytes, *, table: bytes) -> Message:
+def decode_body(
+    body_obj: Any, body: bytes, signature: bytes, *, table: bytes, body_hash: bytes | None = None
+) -> Message:
     """Schema, then table id: the steps of the gate that need no key (DESIGN.md section 4)."""
     if not isinstance(body_obj, list) or not body_obj or type(body_obj[0]) is not int:
         raise RemoteProtocolError(DropReason.SCHEMA, "body: expected an array starting with a kind")
@@ -394,7 +398,7 @@ def decode_body(body_obj: Any, body: bytes, signature: bytes, *, table: bytes) -
     if body_obj[1] != table:
         raise RemoteProtocolError(DropReason.WRONG_TABLE, "the message is for another table")
     if kind < 16:
-        return _op_from(body_obj, body, signature)
+        return _op_from(body_obj, body, signature, body_hash)
     if kind == Kind.HEARTBEAT:
         _, tab, sender, lamport, vector, state_hash = body_obj
         return Heartbeat(
@@ -458,10 +462,15 @@ def decode_heartbeat(body: bytes, signature: bytes, *, table: bytes) -> Heartbea
     return message
 
 
-def decode_op(body: bytes, signature: bytes, *, table: bytes) -> Op:
-    """An op carried inside a BATCH (already unpacked out of its envelope)."""
+def decode_op(body: bytes, signature: bytes, *, table: bytes, body_hash: bytes | None = None) -> Op:
+    """An op carried inside a BATCH (already unpacked out of its envelope). `body_hash`:
+    `op_hash(body)`, if the caller has it already (a BATCH's ops are looked up by it)."""
     message = decode_body(
-        unpack_bounded(body, max_len=1100, canonical=True), body, signature, table=table
+        unpack_bounded(body, max_len=1100, canonical=True),
+        body,
+        signature,
+        table=table,
+        body_hash=body_hash,
     )
     if not isinstance(message, Op):
         raise RemoteProtocolError(DropReason.SCHEMA, "a batch carries only ops")

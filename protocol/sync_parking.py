@@ -39,7 +39,8 @@ def on_batch(sync: SyncPeer, message: Batch, source: Hashable, now: float) -> No
             genuine += 1
             continue
         try:
-            receive_op(sync, decode_op(body, signature, table=sync.table), source, now)
+            op = decode_op(body, signature, table=sync.table, body_hash=held)
+            receive_op(sync, op, source, now)
         except RemoteProtocolError as exc:
             sync.counters.count_error(exc)
         genuine += held in sync._held_hashes

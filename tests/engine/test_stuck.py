@@ -142,3 +142,23 @@ def test_the_cheap_fit_checks_agree_with_the_worded_ones_on_every_pair() -> None
             worded = not isinstance(slide_under_pile((top,), card), str)
             assert slides_under((top,), card) is worded, (top, card)
     assert FACE_SHIFT == 10  # the inlined face arithmetic in fit.py relies on it
+
+
+def test_a_seat_whose_players_all_left_counts_as_stuck_and_can_end_the_round() -> None:
+    """PROTOCOL.md 13: a seat whose players departed is frozen and counts as stuck whatever
+    it could still play, so the others can still end the round by all being stuck; once the
+    round has ended, a departure changes nothing."""
+    from nerts_p2p.game.engine import declare_gone
+
+    rules = Rules(seats=2)
+    state = omniscient_start(rules, [seat_seed(5, 1, s) for s in range(2)])
+    gone = declare_gone(state, 1)
+    assert [s.stuck for s in gone.seats] == [False, True]
+    assert gone.seats[1]._replace(stuck=False) == state.seats[1]  # frozen as it lay
+    assert declare_gone(gone, 1) == gone
+    # Every other seat stuck too: the all-stuck rule applies (by default, a rotation).
+    waiting = position(seat("*:KS", work=FULL, stock="2S.3S.4S"), seat("?12:KH", work=FULL_1))
+    stuck = after(waiting, "0 stuck")
+    both = declare_gone(stuck, 1)
+    assert both.rotations == stuck.rotations + 1
+    assert both.ended_by is None

@@ -98,3 +98,21 @@ def test_a_restart_from_its_own_ops_alone_is_expelled_no_more(
         assert [op.hash for op in replica.sync.logs[restarted.me]] == after
     _assert_round_agreed_and_audited(mesh)
     _assert_no_lies_counted(mesh)
+
+
+def test_a_peer_that_crashed_before_authoring_anything_is_let_in_after_its_hold() -> None:
+    """A restart without the log quarantines a peer until the table has shown it its own
+    chain (PROTOCOL.md 14). A peer that had authored nothing there yet (it crashed before
+    its JOIN went out) has no chain to wait for: after hearing the table for its hold it
+    joins and watches like anyone, instead of waiting for ever for its own ops."""
+    mesh = PeerMesh(players=2, rules=Rules(seats=2), seed=14)
+    mesh.run_for(2.0)
+    late = mesh.add_spectator("crashy")
+    index = mesh.replicas.index(late)
+    restarted = mesh.restart(index)  # before anything of it was delivered: no ops of its own
+    assert late.sync.delivered(late.me) == 0
+    assert not restarted.can_author
+    mesh.run_for(10.0)
+    assert restarted.sync.quarantined is None
+    assert restarted.is_member
+    assert all(r.sync.delivered(restarted.me) >= 1 for r in mesh.replicas)

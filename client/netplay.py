@@ -25,7 +25,7 @@ from nerts_p2p.game.rules import Rules
 from nerts_p2p.net.autopilot import Autopilot
 from nerts_p2p.net.discovery import TableAd, TableAnnouncer, TableBrowser, browse
 from nerts_p2p.net.node import Leave, TableNode, VersionMismatch
-from nerts_p2p.net.opening import open_table_node, stored_table
+from nerts_p2p.net.opening import open_table_node, rehosting_refusal, stored_table
 from nerts_p2p.net.records import network_match_record, network_round_record
 from nerts_p2p.net.replay import save_replay
 from nerts_p2p.net.store import (
@@ -228,18 +228,13 @@ async def _host_table(options: PeerOptions, rules: Rules, *, spectators: bool) -
         options.data_dir, header, options.interface, fresh, bootstrap=None
     )
     replica = node.replica
+    refusal = rehosting_refusal(
+        replica, options.name, passphrase_given=options.passphrase is not None,
+        give="its --passphrase", without="--passphrase",
+    )  # fmt: skip
+    if refusal is not None:
+        raise NetPlayError(refusal)
     private = admission.is_private(replica.sync)
-    if private and options.passphrase is None:
-        raise NetPlayError(
-            f"table {options.name!r} is private: give its --passphrase to host it again"
-        )
-    if not private and options.passphrase is not None:
-        # The signed OPEN fixed the table as open; a passphrase now would protect nothing
-        # that was not already shown, so say so instead of hosting it open in silence.
-        raise NetPlayError(
-            f"table {options.name!r} was opened without a passphrase and stays open: host "
-            "it again without --passphrase, or host a private table under another name"
-        )
     if private:
         await _use_passphrase(replica, options)
     node.table_host = None

@@ -22,7 +22,7 @@ from nerts_p2p.game.bots import CASUAL, BotLevel, level_named
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.net.discovery import ALL_INTERFACES, TableAd, TableAnnouncer
 from nerts_p2p.net.node import TableNode
-from nerts_p2p.net.opening import open_table_node
+from nerts_p2p.net.opening import open_table_node, rehosting_refusal
 from nerts_p2p.net.store import (
     StoreError,
     TableHeader,
@@ -164,17 +164,13 @@ async def host_table(
     )
     replica = node.replica
     node.table_host = None
+    refusal = rehosting_refusal(
+        replica, table_name, passphrase_given=bool(passphrase), give="its passphrase", without="one"
+    )
+    if refusal is not None:
+        node.transport.close()
+        raise NetTableError(refusal)
     private = admission.is_private(replica.sync)
-    if private and not passphrase:
-        node.transport.close()
-        raise NetTableError(f"table {table_name!r} is private: give its passphrase to host it")
-    if not private and passphrase:
-        # The signed OPEN fixed the table as open: a passphrase now would protect nothing.
-        node.transport.close()
-        raise NetTableError(
-            f"table {table_name!r} was opened without a passphrase and stays open: host it "
-            "again without one, or host a private table under another name"
-        )
     key = await _table_key(passphrase, replica) if private else None
     table_rules = replica.rules or rules
     address = node.address

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from nerts_p2p.game.engine import shown_cards
 from nerts_p2p.net.replay import load_replay as load_signed_log
 from nerts_p2p.net.store import StoreError
 from nerts_p2p.table.replica import TableReplica
 
-from .replay_file import Replay, ReplayError, ReplayMove, ReplayResult, ReplayRound
+from .recorder import folded_round
+from .replay_file import Replay, ReplayError
 from .replica_view import seat_names
 
 #: Seconds between two moves of a signed log played back at speed 1.
@@ -30,24 +30,8 @@ def replay_from_replica(replica: TableReplica) -> Replay:
     rounds = []
     for number in sorted(replica.rounds):
         rnd = replica.rounds[number]
-        moves: list[ReplayMove] = []
-        for step in rnd.steps:
-            if step.move is None or step.in_the_air is None:
-                continue  # not a move, or one played after its author saw the end
-            moves.append(ReplayMove(len(moves) * MOVE_PACE, step.move, step.in_the_air))
-        result = None
-        if rnd.final is not None:
-            result = ReplayResult(
-                rnd.final.scores,
-                rnd.final.totals,
-                rnd.final.cheaters,
-                rnd.state.ended_by or "",
-                rnd.state.called_by,
-            )
-        seats = rnd.rules.seats
-        shown = tuple(shown_cards(rnd.start_state, s) for s in range(seats))
-        names = seat_names(replica, rnd, seats)
-        rounds.append(ReplayRound(number, shown, tuple(moves), result, rnd.rules, names))
+        names = seat_names(replica, rnd, rnd.rules.seats)
+        rounds.append(folded_round(number, rnd, lambda _step, index: index * MOVE_PACE, names))
     if not rounds:
         raise ReplayError("the match has no round to play back")
     first = rounds[0]

@@ -23,6 +23,7 @@ from nerts_p2p.net.store import (
 )
 from nerts_p2p.net.transport import Address, AddressInUseError, open_udp_transport
 from nerts_p2p.table.replica import TableReplica
+from protocol import admission
 from protocol.signing import SigningKeyPair, generate_signing_key
 
 
@@ -109,3 +110,22 @@ async def open_table_node(
         replica, transport, bootstrap=bootstrap, table_host=header.host or None, store=store
     )
     return node, store
+
+
+def rehosting_refusal(
+    replica: TableReplica, table_name: str, *, passphrase_given: bool, give: str, without: str
+) -> str | None:
+    """Why a table this data dir hosts cannot be hosted (again) as asked, or None. Its signed
+    OPEN fixed whether it is private: a private one needs its passphrase, and a passphrase
+    for an open one would protect nothing already shown, so it is refused rather than the
+    table hosted open in silence. `give` and `without` name the passphrase in the caller's
+    words ("give its passphrase", "host it again without one")."""
+    private = admission.is_private(replica.sync)
+    if private and not passphrase_given:
+        return f"table {table_name!r} is private: give {give} to host it again"
+    if not private and passphrase_given:
+        return (
+            f"table {table_name!r} was opened without a passphrase and stays open: host it "
+            f"again without {without}, or host a private table under another name"
+        )
+    return None

@@ -103,6 +103,7 @@ SYNC_TESTS: tuple[str, ...] = (
 #: (each a minute or more on a loaded host: a surviving mutant costs the whole subset).
 SYNC_TABLE_TESTS: dict[str, tuple[str, ...]] = {
     "restart": (
+        "tests/replication/test_restart_resume_rules.py",
         "tests/net/test_store.py",
         "tests/replication/test_quiet_restart.py",
         "tests/replication/test_restarts.py",

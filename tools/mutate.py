@@ -80,6 +80,7 @@ REPLICA_MODULES: tuple[str, ...] = tuple(
 SYNC_TESTS: tuple[str, ...] = (
     "tests/protocol/test_sync_refusals.py",
     "tests/protocol/test_sync_pinned.py",
+    "tests/protocol/test_member_names.py",
     "tests/protocol/test_relay_and_requests.py",
     "tests/protocol/test_lamport_step.py",
     "tests/protocol/test_round_order.py",

@@ -103,6 +103,7 @@ SYNC_TESTS: tuple[str, ...] = (
     "tests/protocol/test_divergence_probe.py",
     "tests/replication/test_heir_start_waits.py",
     "tests/protocol/test_first_op_equivocation.py",
+    "tests/protocol/test_deps_after_expulsion.py",
 )
 #: ...and the modules whose concept only whole simulated tables exercise also by these
 #: (each a minute or more on a loaded host: a surviving mutant costs the whole subset).

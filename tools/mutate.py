@@ -49,6 +49,7 @@ ROOT = Path(__file__).resolve().parent.parent
 REPLICA_TESTS: tuple[str, ...] = (
     "tests/replication/test_pinned_behaviours.py",
     "tests/replication/test_replica_rules.py",
+    "tests/replication/test_presence_across_rounds.py",
     "tests/replication/test_round_end.py",
     "tests/replication/test_races.py",
     "tests/replication/test_order.py",

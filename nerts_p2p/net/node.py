@@ -175,6 +175,11 @@ class TableNode:
         self._peers_told = -1
         self._next_contacts = 0.0
         self.cancel_scope: trio.CancelScope | None = None
+        # Our own address is this machine (our bots ask from it), not a flood: the host's
+        # per-address admission bounds leave it out (PROTOCOL.md 17.4).
+        own = self.transport.address[0]
+        if own != "0.0.0.0":
+            self.replica.sync.admission.own_addresses.add(own)
 
     # --- the application's side -------------------------------------------------------
 

@@ -3,11 +3,11 @@ runs with their spread, compared as ratios within one run. Everything binds to 1
 
 - move latency: four player processes (`tools.bench_net_peer`), each a node on its own UDP
   socket on loopback with an expert bot at its seat at 20 times human pace; for every MOVE,
-  the time from its authoring at one process to its folding at each other process; p50 and
-  p99 per round. Beside it the floor measured in the same run: one op-sized datagram
-  signed in one process, sent over loopback UDP to another that sleeps until it arrives,
-  and verified there (and, as measured before, the same in one busy loop of one process,
-  which wakes nobody). `tools.bench_net_trace` shows where a move's time goes.
+  the time from its authoring at one process (its signing begins) to its folding at each
+  other process; p50 and p99 per round. Beside it the floor measured in the same run: one
+  op-sized datagram signed in one process, sent over loopback UDP to another that sleeps
+  until it arrives, and verified there (and, as measured before, the same in one busy loop
+  of one process, which wakes nobody). `tools.bench_net_trace` shows where a move's time goes.
 - announce to browse: a browser is listening; the time from registering a table's mDNS
   announcement to the browser resolving it.
 - spectator catch-up: a fresh spectator's replica takes a whole 4-seat round's log through
@@ -53,15 +53,19 @@ def _percentile(values: list[float], q: float) -> float:
 # --- move latency -------------------------------------------------------------------------
 
 
-def _latency_round(seed: int, players: int = 4) -> list[tuple[float, float]]:
-    """Seconds from authoring to folding, for every MOVE at every other player, each with the
+def _latency_round(seed: int, players: int = 4) -> list[tuple[float, float, float]]:
+    """Seconds from authoring (the author begins to sign the op) to folding, for every MOVE
+    at every other player; each with the seconds from the author's play returning (the op
+    signed, folded there and about to be sent: where this latency started before), and the
     seconds the receiving process spent in the receive that folded it. Each player is a
     process of its own (`tools.bench_net_peer`), as on a real LAN; the times are on the
     machine's monotonic clock, which every process shares."""
     results = _run_players(seed, players)
-    authored = {(a, q): t for r in results for a, q, t in r["authored"]}
+    authored = {
+        (a, q): (signing, played) for r in results for a, q, signing, played in r["authored"]
+    }
     return [
-        (t - authored[(a, q)], spent)
+        (t - authored[(a, q)][0], t - authored[(a, q)][1], spent)
         for r in results
         for a, q, t, spent in r["folded"]
         if (a, q) in authored
@@ -179,15 +183,17 @@ def _woken_floor(samples: int = 500, realtime: bool = False) -> list[float]:
 
 def latency_benchmarks(repeats: int) -> dict[str, dict[str, float]]:
     p50s, p99s, floors, hot_floors, moves, receives = [], [], [], [], [], []
+    played_p50s = []
     for seed in range(repeats):
         timed = _latency_round(seed)
-        latencies = [latency for latency, _ in timed]
+        latencies = [latency for latency, _, _ in timed]
         p50s.append(_percentile(latencies, 0.5) * 1000)
         p99s.append(_percentile(latencies, 0.99) * 1000)
+        played_p50s.append(_percentile([played for _, played, _ in timed], 0.5) * 1000)
         floors.append(statistics.median(_woken_floor()) * 1000)
         hot_floors.append(statistics.median(_floor()) * 1000)
         moves.append(float(len(latencies)))
-        receives.append(statistics.median(spent for _, spent in timed) * 1000)
+        receives.append(statistics.median(spent for _, _, spent in timed) * 1000)
     ratio = [p / f for p, f in zip(p50s, floors, strict=True)]
     hot_ratio = [p / f for p, f in zip(p50s, hot_floors, strict=True)]
     return {
@@ -199,6 +205,8 @@ def latency_benchmarks(repeats: int) -> dict[str, dict[str, float]]:
         # one process (no receiver to wake, caches hot): kept to compare with older figures.
         "one-process floor: sign+UDP+verify in a loop (ms)": summary(hot_floors),
         "p50 / one-process floor (x)": summary(hot_ratio),
+        # From the author's play returning (signed, folded there), as measured before.
+        "move latency from the author's play returning, p50 (ms)": summary(played_p50s),
         # where the time goes: the receiving process's own work for a move, p50 (wall)
         "receive that folds a move, p50 (ms)": summary(receives),
         "moves timed per round": summary(moves),

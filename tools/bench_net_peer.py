@@ -7,8 +7,9 @@ at its seat, for one round. Run by `tools.bench_net`, not by hand:
     python -m tools.bench_net_peer --seed 1 --serve    # a finished round, for catch-up
 
 The host prints one JSON line with its port, table id and key id as soon as it listens. At the
-end every process prints one JSON line: when each of its MOVEs was authored, and when each
-other player's MOVE was folded here, on the machine's monotonic clock (CLOCK_MONOTONIC is one
+end every process prints one JSON line: when each of its MOVEs was authored (when its signing
+began, and when the play returned, folded here), and when each other player's MOVE was folded
+here, on the machine's monotonic clock (CLOCK_MONOTONIC is one
 clock for every process, so the parent subtracts times taken in different processes).
 """
 
@@ -269,12 +270,20 @@ def _time_moves(
     when each MOVE is authored here, and when each other author's MOVE is folded here (and,
     traced, when the datagram that brought it reached the socket and was read)."""
     sync = replica.sync
-    receive, play = replica.receive, replica.play
+    receive, play, author = replica.receive, replica.play, sync.author
+    signing: list[float] = []
+
+    def timed_author(kind: Kind, epoch: int, payload: object) -> Op:
+        signing.append(monotonic())  # authoring starts: the op is made and signed
+        return author(kind, epoch, payload)
 
     def timed_play(move: object) -> object:
+        signing.clear()
         result = play(move)  # type: ignore[arg-type]
-        if isinstance(result, Op):
-            authored.append([result.author.hex(), result.seq, monotonic()])
+        if isinstance(result, Op) and signing:
+            # when signing began, and when the play returned (signed and folded here, the
+            # start of the latency as measured before)
+            authored.append([result.author.hex(), result.seq, signing[0], monotonic()])
         return result
 
     def timed_receive(datagram: bytes, source: Hashable, now: float) -> None:
@@ -309,6 +318,7 @@ def _time_moves(
                         )
 
     replica.play = timed_play  # type: ignore[method-assign,assignment]
+    sync.author = timed_author  # type: ignore[method-assign]
     replica.receive = timed_receive  # type: ignore[method-assign]
 
 

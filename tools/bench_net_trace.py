@@ -7,8 +7,9 @@ taken untraced. Inside `tools/netns_run.py`, like the benchmark.
 
 For every MOVE folded at another process, on the machine's monotonic clock:
 
-- authored -> on the receiver's socket: the sender's send after signing and folding its own
-  move, and the loopback (the kernel's receive timestamp, `SO_TIMESTAMPNS`);
+- at the author: signing the op, folding it there (until its play returns);
+- played -> on the receiver's socket: the author's send, and the loopback (the kernel's
+  receive timestamp, `SO_TIMESTAMPNS`), for each receiver by the order they got it;
 - on the socket -> read by the node: split into the receiver being busy with work of its own
   (its bot thinking, another datagram, a tick, its own move) and the receiver being asleep in
   `epoll_wait` and waking: the kernel waking it and the CPU it waits for (to its return from
@@ -36,7 +37,8 @@ def _p(values: list[float], q: float) -> float:
 
 
 def analyse(results: list[dict[str, Any]]) -> dict[str, Any]:
-    authored = {(a, q): t for r in results for a, q, t in r["authored"]}
+    authored = {(a, q): signing for r in results for a, q, signing, _ in r["authored"]}
+    played = {(a, q): at for r in results for a, q, _, at in r["authored"]}
     stages: dict[str, list[float]] = defaultdict(list)
     busy_kinds: dict[str, float] = defaultdict(float)
     moves = 0
@@ -51,7 +53,8 @@ def analyse(results: list[dict[str, Any]]) -> dict[str, Any]:
             moves += 1
             t0 = authored[(a, q)]
             stages["total"].append(done - t0)
-            stages["authored -> on the socket"].append(kernel - t0)
+            stages["author: signed and folded there"].append(played[(a, q)] - t0)
+            stages["played -> on the socket"].append(kernel - played[(a, q)])
             stages["on the socket -> read"].append(user - kernel)
             stages["node: read -> receive"].append(start - user)
             stages["receive: gate, delivery, fold"].append(done - start)
@@ -75,10 +78,10 @@ def analyse(results: list[dict[str, Any]]) -> dict[str, Any]:
     for r in results:
         for a, q, _, _, kernel, _, _, own in r["trace"]["moves"]:
             if own and (a, q) in authored:
-                arrivals[(a, q)].append(kernel - authored[(a, q)])
+                arrivals[(a, q)].append(kernel - played[(a, q)])
     for times in arrivals.values():
         for rank, value in enumerate(sorted(times)):
-            stages[f"authored -> on the socket, receiver {rank + 1}"].append(value)
+            stages[f"played -> on the socket, receiver {rank + 1}"].append(value)
     out: dict[str, Any] = {"moves": moves}
     for name, values in stages.items():
         if name == "asleep (share)":

@@ -149,6 +149,8 @@ class Tracer(trio.abc.Instrument):
         self.stages: dict[str, float] = {}
         #: per MOVE folded here in its own datagram: its receive's stages, and its CPU time
         self.move_stages: list[dict[str, float]] = []
+        #: per MOVE of ours: the parts of its play (`stage`), until the play returned
+        self.author_stages: list[dict[str, float]] = []
         self.spans: list[list[object]] = []
         self._wait_start = 0.0
         self._gc_start = 0.0
@@ -220,6 +222,7 @@ class Tracer(trio.abc.Instrument):
         import nerts_p2p.table.round_finish as round_finish
         import nerts_p2p.table.stability as stability
         import protocol.sync as sync_module
+        import protocol.sync_checks as sync_checks
         import protocol.sync_delivery as sync_delivery
         import protocol.sync_heartbeats as sync_heartbeats
         import protocol.sync_parking as sync_parking
@@ -228,6 +231,10 @@ class Tracer(trio.abc.Instrument):
         sync_parking.verify = self.stage("verify", sync_parking.verify)  # type: ignore[attr-defined]
         sync_delivery.deliver_ready = self.stage("deliver", sync_delivery.deliver_ready)
         sync_heartbeats.on_heartbeat = self.stage("heartbeat", sync_heartbeats.on_heartbeat)
+        # our own moves' parts (`author_stages`)
+        sync_module.seal_op = self.stage("sign", sync_module.seal_op)  # type: ignore[attr-defined]
+        sync_checks.problem = self.stage("checks", sync_checks.problem)
+        sync_delivery.deliver = self.stage("deliver one", sync_delivery.deliver)
         replica.sync.receive = self.stage("sync.receive", replica.sync.receive)  # type: ignore[method-assign]
         replica._after_sync = self.stage("after_sync", replica._after_sync)  # type: ignore[method-assign]
         replica._on_delivered = self.stage("fold", replica._on_delivered)  # type: ignore[method-assign]
@@ -237,6 +244,8 @@ class Tracer(trio.abc.Instrument):
         replica.sync.set_state_hash = self.stage("set_state_hash", replica.sync.set_state_hash)  # type: ignore[method-assign]
 
     def wrap_work(self, node: TableNode, pilot: Autopilot) -> None:
+        if node.replica.on_signed is not None:
+            node.replica.on_signed = self.stage("send", node.replica.on_signed)
         node._take = self.span("datagram", node._take)  # type: ignore[method-assign]
         node.apply_intent = self.span("own op", node.apply_intent)  # type: ignore[method-assign]
         node.replica.tick = self.span("tick", node.replica.tick)  # type: ignore[method-assign]
@@ -256,6 +265,7 @@ class Tracer(trio.abc.Instrument):
             "spans": self.spans,
             "moves": self.moves,
             "stages": self.move_stages,
+            "author stages": self.author_stages,
         }
 
 
@@ -279,7 +289,12 @@ def _time_moves(
 
     def timed_play(move: object) -> object:
         signing.clear()
+        if tracer is not None:
+            tracer.stages = {}
         result = play(move)  # type: ignore[arg-type]
+        if tracer is not None and isinstance(result, Op):
+            tracer.stages["play"] = monotonic() - signing[0]
+            tracer.author_stages.append(tracer.stages)
         if isinstance(result, Op) and signing:
             # when signing began, and when the play returned (signed and folded here, the
             # start of the latency as measured before)

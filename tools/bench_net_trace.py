@@ -120,6 +120,17 @@ def analyse(results: list[dict[str, Any]]) -> dict[str, Any]:
             name: [round(_p(v, 0.5), 3), round(statistics.fmean(v) * 1000, 3)]
             for name, v in sorted(parts.items())
         }
+    ours: dict[str, list[float]] = defaultdict(list)
+    for r in results:
+        names = {n for d in r["trace"].get("author stages", []) for n in d}
+        for stages_of_one in r["trace"].get("author stages", []):
+            for name in names:
+                ours[name].append(stages_of_one.get(name, 0.0))
+    if ours:
+        out["author's play of a move by part, from signing (ms: p50, mean)"] = {
+            name: [round(_p(v, 0.5), 3), round(statistics.fmean(v) * 1000, 3)]
+            for name, v in sorted(ours.items())
+        }
     out["cpu share per process"] = [round(r["cpu_s"][0][0] / r["cpu_s"][0][1], 3) for r in results]
     return out
 

@@ -93,6 +93,10 @@ class TableReplica:
         self.presence = Presence()
         self._events: list[GameEvent] = []
         self._digest_of: tuple[GameState, bytes] | None = None
+        #: The shell's, if it wants it: called when one of our moves is signed and queued in
+        #: `outgoing()`, before we fold it here, so a shell can persist and send it a fold
+        #: sooner (the others fold it meanwhile). Not I/O of the replica's own.
+        self.on_signed: Callable[[], None] | None = None
 
     # --- construction ----------------------------------------------------------------
 

@@ -58,6 +58,7 @@ from .messages import (
     Evidence,
     Heartbeat,
     Kind,
+    Kinds,
     Message,
     Op,
     Request,
@@ -259,10 +260,10 @@ class SyncPeer:
             needed = {self.me: self.delivered(self.me)}
             if self.host is not None and self.host != self.me:
                 needed[self.host] = 1
-                if kind == Kind.JOIN and self.me in self.admits:
+                if kind == Kinds.JOIN and self.me in self.admits:
                     needed[self.host] = self.admits[self.me][0]  # the host's ADMIT of us
             return [[a, n] for a, n in sorted(needed.items()) if n]
-        if kind == Kind.START:
+        if kind == Kinds.START:
             return [self.delivered(p) for p in payload[0]]  # type: ignore[index]
         log = self.epochs.get(epoch)
         if log is None:

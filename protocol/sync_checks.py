@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from . import sync_membership
 from .errors import DropReason
-from .messages import NO_PREV, Kind, Op
+from .messages import NO_PREV, Kinds, Op
 from .sync_limits import MAX_LAMPORT_STEP
 
 if TYPE_CHECKING:
@@ -126,7 +126,7 @@ def discipline_problem(
                 DropReason.BACKDATED,
                 "its deps name fewer ops of an author than its author's previous op did",
             )
-    if op.kind in (Kind.MOVE, Kind.REVEAL) and (op.epoch, op.author) in sync.revealed:
+    if op.kind in (Kinds.MOVE, Kinds.REVEAL) and (op.epoch, op.author) in sync.revealed:
         return (
             DropReason.SCHEMA,
             f"a {op.kind.name} after its author's REVEAL of round {op.epoch}",

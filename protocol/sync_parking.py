@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from . import sync_delivery, sync_evidence, sync_requests
 from .errors import DropReason, RemoteProtocolError
-from .messages import Batch, Kind, Op, decode_op
+from .messages import Batch, Kinds, Op, decode_op
 from .signing import key_id, op_hash, verify
 from .sync_limits import MAX_AWAITING, MAX_PENDING, MAX_PENDING_PER_AUTHOR
 
@@ -85,7 +85,7 @@ def receive_op(sync: SyncPeer, op: Op, source: Hashable, now: float) -> None:
         return
     verify(public_key, op.body, op.signature)
     introduced = [(author, op.public_key)] if op.public_key is not None else []
-    if op.kind == Kind.ADMIT:
+    if op.kind == Kinds.ADMIT:
         # The host's ADMIT names the joiner's key; a key is bound to its id, so it
         # verifies the joiner's ops even before its JOIN arrives.
         introduced.append((key_id(op.payload[0]), op.payload[0]))

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 from nerts_p2p.game.errors import NertsError
 from nerts_p2p.game.rules import Rules
-from protocol.messages import Kind, Op
+from protocol.messages import Kinds, Op
 from protocol.sync import SyncPeer
 
 from .wire import rules_from_wire
@@ -76,15 +76,15 @@ class TableGate:
 
     def __call__(self, op: Op) -> str | None:
         try:
-            if op.kind == Kind.OPEN:
+            if op.kind == Kinds.OPEN:
                 rules = rules_from_wire(op.payload[2])
                 if op.payload[3] != rules.seats:
                     return f"OPEN offers {op.payload[3]} seats but its rules say {rules.seats}"
                 return None
-            if op.kind == Kind.READY:
+            if op.kind == Kinds.READY:
                 table = self.table_rules()
                 return shown_problem(table, op.payload[2]) if table is not None else None
-            if op.kind == Kind.START:
+            if op.kind == Kinds.START:
                 return self._start_problem(op)
         except NertsError as exc:
             return f"{op.kind.name}: {exc}"

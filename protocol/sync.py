@@ -151,6 +151,9 @@ class SyncPeer:
         self._delivered_at: dict[bytes, list[float]] = {}
         #: author -> (its next op, the dep (author, seq) it waited for when last looked at)
         self._blocked_on: dict[bytes, tuple[Op, bytes, int]] = {}
+        #: Something that may let a parked op be delivered (a delivery, an expulsion, a
+        #: departure) happened since `sync_delivery.deliver_ready` last looked at them all
+        self._unscanned = True
         self._waiting_hb: dict[bytes, tuple[int, int]] = {}  # author -> (lamport, own seq)
         self._promised = 0  # the Lamport time of our latest heartbeat: our next op's floor
         #: sender -> the vector at which its state hash differed from ours, and when we asked

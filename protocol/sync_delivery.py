@@ -55,6 +55,7 @@ def deliver_ready(sync: SyncPeer) -> None:
         # A departure agreed on just now may make a waiting successor's START
         # deliverable (`sync_membership.successor_waits`): look again, rather than wait for an op.
         progress = sync_membership.resolve_departures(sync) or progress
+    sync._unscanned = False
 
 
 def deps_met(sync: SyncPeer, op: Op) -> bool:
@@ -126,6 +127,7 @@ def deliver(sync: SyncPeer, op: Op, *, authored: bool = False) -> None:
         log = sync.logs[author] = []
     log.append(op)
     sync._vector = None
+    sync._unscanned = True
     times = sync._delivered_at.get(author)
     if times is None:
         times = sync._delivered_at[author] = []

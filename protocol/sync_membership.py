@@ -218,5 +218,6 @@ def resolve_departures(sync: SyncPeer) -> bool:
         epoch.departed = departed
         epoch.departed_at = {a: key for a, (_, key) in agreed.items()}
         sync._events.append(DeparturesChanged(epoch.epoch, dict(departed), added))
+        sync._unscanned = True  # a successor's START may be deliverable now
         changed = True
     return changed

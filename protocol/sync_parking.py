@@ -129,7 +129,11 @@ def receive_op(sync: SyncPeer, op: Op, source: Hashable, now: float) -> None:
         raise RemoteProtocolError(DropReason.RATE_LIMITED, "too many ops waiting for others")
     pending[seq] = op
     sync._held_hashes.add(op.hash)
-    sync_delivery.deliver_ready(sync)
+    if seq == delivered + 1 or sync._unscanned:
+        sync_delivery.deliver_ready(sync)
+    # Else it waits behind an earlier op of its author, and nothing that could let any
+    # parked op through has happened since they were all looked at: a catching-up peer
+    # parks most of what it is sent, and each look goes over every author's queue.
 
 
 def awaiting_total(sync: SyncPeer) -> int:

@@ -60,6 +60,9 @@ class TableGate:
 
     def __init__(self, sync: SyncPeer) -> None:
         self.sync = sync
+        #: The table's OPEN and its rules: read once (every READY is checked against them,
+        #: and reading rules from the wire costs more than the check).
+        self._rules_of: tuple[Op, Rules | None] | None = None
 
     def install(self) -> TableGate:
         self.sync.game_check = self
@@ -69,10 +72,15 @@ class TableGate:
         op = self.sync.open_op
         if op is None:
             return None
+        cached = self._rules_of
+        if cached is not None and cached[0] is op:
+            return cached[1]
         try:
-            return rules_from_wire(op.payload[2])
+            rules: Rules | None = rules_from_wire(op.payload[2])
         except NertsError:
-            return None  # cannot happen: a bad OPEN is refused here
+            rules = None  # cannot happen: a bad OPEN is refused here
+        self._rules_of = (op, rules)
+        return rules
 
     def __call__(self, op: Op) -> str | None:
         try:

@@ -60,7 +60,7 @@ def receive_op(sync: SyncPeer, op: Op, source: Hashable, now: float) -> None:
     log = sync.logs.get(author)
     delivered = len(log) if log else 0
     pending = sync.pending.get(author)
-    known = log[seq - 1] if seq <= delivered else pending.get(seq) if pending else None
+    known = log[seq - 1] if log and seq <= delivered else pending.get(seq) if pending else None
     if known is not None:
         if known.body == op.body:
             # Duplication is normal on a LAN and harmless; counted, never an error.

@@ -65,7 +65,7 @@ from .messages import (
     Answer,
     Challenge,
     Hello,
-    Kind,
+    Kinds,
     Op,
     Verdict,
     answer_body,
@@ -484,7 +484,7 @@ class Admission:
         sync = self.sync
         joiner = key_id(public_key)
         try:
-            op = sync.author(Kind.ADMIT, 0, [public_key, role])
+            op = sync.author(Kinds.ADMIT, 0, [public_key, role])
         except LocalProtocolError:
             self._refuse(source, joiner, Refusal.TABLE_FULL)
             return

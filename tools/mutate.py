@@ -47,8 +47,10 @@ ROOT = Path(__file__).resolve().parent.parent
 #: The tests of the table replica: every module `nerts_p2p/table/replica.py` was split into
 #: (one concept each) is judged by the same subset.
 REPLICA_TESTS: tuple[str, ...] = (
+    "tests/replication/test_table_seats.py",
     "tests/replication/test_pinned_behaviours.py",
     "tests/replication/test_replica_rules.py",
+    "tests/replication/test_presence_across_rounds.py",
     "tests/replication/test_round_end.py",
     "tests/replication/test_races.py",
     "tests/replication/test_order.py",
@@ -80,6 +82,7 @@ REPLICA_MODULES: tuple[str, ...] = tuple(
 SYNC_TESTS: tuple[str, ...] = (
     "tests/protocol/test_sync_refusals.py",
     "tests/protocol/test_sync_pinned.py",
+    "tests/protocol/test_member_names.py",
     "tests/protocol/test_relay_and_requests.py",
     "tests/protocol/test_lamport_step.py",
     "tests/protocol/test_round_order.py",
@@ -98,11 +101,13 @@ SYNC_TESTS: tuple[str, ...] = (
     "tests/protocol/test_relayed_evidence.py",
     "tests/protocol/test_parking.py",
     "tests/protocol/test_divergence_probe.py",
+    "tests/replication/test_heir_start_waits.py",
 )
 #: ...and the modules whose concept only whole simulated tables exercise also by these
 #: (each a minute or more on a loaded host: a surviving mutant costs the whole subset).
 SYNC_TABLE_TESTS: dict[str, tuple[str, ...]] = {
     "restart": (
+        "tests/replication/test_restart_resume_rules.py",
         "tests/net/test_store.py",
         "tests/replication/test_quiet_restart.py",
         "tests/replication/test_restarts.py",

@@ -180,6 +180,7 @@ class TableNode:
         own = self.transport.address[0]
         if own != "0.0.0.0":
             self.replica.sync.admission.own_addresses.add(own)
+        self.replica.on_signed = self._send_outgoing
 
     # --- the application's side -------------------------------------------------------
 
@@ -325,6 +326,14 @@ class TableNode:
     def _flush(self) -> None:
         """Persist what we authored, then queue what the replica wants sent and pass its
         events on. Synchronous on purpose: nothing else runs between these steps."""
+        self._send_outgoing()
+        for event in self.replica.events():
+            self._emit(event)
+
+    def _send_outgoing(self) -> None:
+        """Persist what we authored, then send (or queue) what the replica wants sent. Also
+        the replica's `on_signed`: a move of ours goes out as soon as it is signed, and is
+        folded here after, while the others fold it."""
         replica = self.replica
         own = replica.sync.logs.get(replica.me, [])
         if self.store is not None:
@@ -351,8 +360,6 @@ class TableNode:
                         self._queue(datagram, address, urgent=True)
                 elif isinstance(destination, tuple):
                     self._queue(datagram, destination, urgent=False)
-        for event in replica.events():
-            self._emit(event)
 
     def _queue(self, datagram: bytes, destination: Address, *, urgent: bool) -> None:
         queue = self._urgent if urgent else self._bulk

@@ -1,0 +1,89 @@
+"""A successor's START that a peer can place before it knows the host departed waits for
+the departure instead of being refused (PROTOCOL.md 5, 13). Driven by hand on a
+three-player table whose first round ends at once. (A known survivor of `tools.mutate`,
+seed 31, `protocol/sync_membership.py` `successor_waits`.)"""
+
+from __future__ import annotations
+
+import hashlib
+
+from nerts_p2p.game.moves import FROM_NERTS, NEW_FOUNDATION, Move
+from nerts_p2p.game.rules import Rules
+from nerts_p2p.table.replica import TableReplica
+from protocol.messages import Kind, Op
+from protocol.signing import SigningKeyPair
+from protocol.sync import SyncPeer
+from protocol.sync_events import OpRejected
+from tests.replication.table_helpers import ManualTable, seed_showing
+
+
+def _exchange(replicas: list[TableReplica], now: float) -> None:
+    """Everything the given replicas say reaches each other, and nobody else."""
+    while True:
+        said = [(r, d) for r in replicas for _, d in r.outgoing()]
+        if not said:
+            return
+        for sender, datagram in said:
+            for other in replicas:
+                if other is not sender:
+                    other.receive(datagram, id(sender), now)
+
+
+def _all_ops(peer: SyncPeer) -> list[Op]:
+    return sorted((op for log in peer.logs.values() for op in log), key=lambda op: op.lamport)
+
+
+def test_an_heirs_start_whose_deps_are_all_held_waits_for_the_last_vote_against_the_host() -> None:
+    rules = Rules(seats=4, nerts_size=1, target=500)
+    seeds = [
+        seed_showing(rules, [], nerts_top="AS", label="heir/host"),
+        *(seed_showing(rules, [], label=f"heir/{i}") for i in range(1, 4)),
+    ]
+    table = ManualTable(rules, seeds)
+    host, heir, voter, newcomer = table.players
+    # Round 1 without the newcomer; the host calls Nerts at once.
+    for player in (host, heir, voter):
+        player.ready()
+    table.collect()
+    table.deliver_all()
+    host.start()
+    table.collect()
+    table.deliver_all()
+    rnd = host.current_round
+    assert rnd is not None
+    ace = rnd.state.seats[0].nerts_up[-1]
+    host.play(Move(0, "play", ace, FROM_NERTS, "f", NEW_FOUNDATION))
+    host.play(Move(0, "nerts"))
+    table.collect()
+    table.deliver_all()
+    table.settle(2.0)
+    assert all(p.rounds[1].final is not None for p in (host, heir, voter))
+    # The heir and the newcomer are ready for round 2 (the voter sits it out); the host
+    # vanishes before starting it, and both others of round 1 vote it out.
+    heir.ready()
+    newcomer.ready()
+    table.collect()
+    table.deliver_all()
+    now = table.now + 1.0
+    alive = [heir, voter, newcomer]
+    for member in (heir, voter):
+        member.sync.author(Kind.DEPART, 1, [host.me, member.sync.delivered(host.me)])
+        _exchange(alive, now)
+    assert heir.sync.starter(2) == heir.me
+    start = heir.start()
+    _exchange(alive, now)
+    assert voter.me not in start.payload[0]
+    vote = next(o for o in voter.sync.logs[voter.me] if o.kind == Kind.DEPART)
+
+    late = SyncPeer(SigningKeyPair(hashlib.sha256(b"late/heir").digest()), host.sync.table)
+    for i, op in enumerate(o for o in _all_ops(heir.sync) if o.hash != vote.hash):
+        late.receive(op.datagram(), ("heir", i), now)
+    # Every dep of the START is held, but the host is not known to have departed yet:
+    # the START waits (it is not refused, and round 2 has not begun)...
+    assert 2 not in late.epochs
+    assert not [e for e in late.events() if isinstance(e, OpRejected) and e.op.body == start.body]
+    # ...and is delivered once the last vote arrives.
+    late.receive(vote.datagram(), "voter", now)
+    assert late.epochs[2].start.body == start.body
+    assert late.starter(2) == heir.me
+    assert late.vector() == heir.sync.vector()

@@ -12,7 +12,7 @@ from nerts_p2p.game.rules import Rules
 from nerts_p2p.table.replica import TableReplica
 from protocol.admission import MAX_SPECTATORS, Refusal
 from protocol.envelope import seal
-from protocol.messages import SPECTATOR, Verdict, decode, hello_body
+from protocol.messages import PLAYER, SPECTATOR, Verdict, decode, hello_body
 from protocol.signing import SigningKeyPair
 from tests.replication.table_helpers import ManualTable, seed_showing
 
@@ -39,7 +39,10 @@ def test_the_host_admits_as_many_as_the_seats_hold_and_the_spectators_beside(
     verdicts: list[Verdict] = []
     for n in range(players + MAX_SPECTATORS + 3):
         key = _key(f"knock/{n}")
-        hello = hello_body(table, key.key_id, key.public_key, SPECTATOR, f"k{n}")
+        # Spectators first (they take at most MAX_SPECTATORS places, PROTOCOL.md 17.4),
+        # then players into the seats' part of the room.
+        role = SPECTATOR if n < MAX_SPECTATORS else PLAYER
+        hello = hello_body(table, key.key_id, key.public_key, role, f"k{n}")
         host.receive(seal(key, hello), 1000 + n, 0.0)  # one address each: no per-source bound
         for _, datagram in host.outgoing():
             message = decode(datagram, table=table)

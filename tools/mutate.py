@@ -100,10 +100,12 @@ SYNC_TESTS: tuple[str, ...] = (
     "tests/replication/test_one_way_link.py",
     "tests/protocol/test_reference_bounds.py",
     "tests/protocol/test_relayed_evidence.py",
+    "tests/protocol/test_relayed_heartbeats.py",
     "tests/protocol/test_parking.py",
     "tests/protocol/test_divergence_probe.py",
     "tests/replication/test_heir_start_waits.py",
     "tests/protocol/test_first_op_equivocation.py",
+    "tests/protocol/test_deps_after_expulsion.py",
 )
 #: ...and the modules whose concept only whole simulated tables exercise also by these
 #: (each a minute or more on a loaded host: a surviving mutant costs the whole subset).

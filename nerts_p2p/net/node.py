@@ -42,6 +42,9 @@ from protocol.messages import Op
 from protocol.sync import BROADCAST
 
 CONTACTS_INTERVAL = 1.0
+#: Contacts that changed are told again at once, but not more often than this (a member
+#: whose address flaps must not make us tell the table at every tick).
+CONTACTS_SOONEST = 0.1
 #: Datagrams taken from the socket in one turn of the receive loop (`UdpTransport.receive_now`).
 RECEIVE_BURST = 64
 #: Lamport times per lease written to the store (one fsync per this many clock ticks).
@@ -174,6 +177,7 @@ class TableNode:
         self._clock_lease = 0
         #: The contacts we told the table last (`_send_contacts`).
         self._told: list[tuple[bytes, Address]] | None = None
+        self._contacts_sent = -CONTACTS_SOONEST
         self._next_contacts = 0.0
         self.cancel_scope: trio.CancelScope | None = None
         # Our own address is this machine (our bots ask from it), not a flood: the host's
@@ -270,7 +274,9 @@ class TableNode:
             ):
                 self.replica.request_table(self.table_host, self.bootstrap, now)
             entries = self._contact_entries()
-            if now >= self._next_contacts or entries != self._told:
+            if now >= self._next_contacts or (
+                entries != self._told and now >= self._contacts_sent + CONTACTS_SOONEST
+            ):
                 self._send_contacts(now, entries)
             self._flush()
             await trio.sleep(interval / 3)
@@ -410,7 +416,7 @@ class TableNode:
         self._next_contacts = now + CONTACTS_INTERVAL
         if not entries or not self.replica.is_member:
             return  # nothing told: told as soon as there is something and we may
-        self._told = entries
+        self._told, self._contacts_sent = entries, now
         datagrams = encode_contacts(sync.key, sync.table, entries)
         for address in self.addresses():
             for datagram in datagrams:

@@ -83,6 +83,7 @@ SYNC_TESTS: tuple[str, ...] = (
     "tests/protocol/test_sync_refusals.py",
     "tests/protocol/test_sync_pinned.py",
     "tests/protocol/test_member_names.py",
+    "tests/protocol/test_signs_of_life.py",
     "tests/protocol/test_relay_and_requests.py",
     "tests/protocol/test_lamport_step.py",
     "tests/protocol/test_round_order.py",
@@ -102,6 +103,7 @@ SYNC_TESTS: tuple[str, ...] = (
     "tests/protocol/test_parking.py",
     "tests/protocol/test_divergence_probe.py",
     "tests/replication/test_heir_start_waits.py",
+    "tests/protocol/test_first_op_equivocation.py",
 )
 #: ...and the modules whose concept only whole simulated tables exercise also by these
 #: (each a minute or more on a loaded host: a surviving mutant costs the whole subset).

@@ -1,5 +1,12 @@
-"""Where a move's latency goes (`python -m tools.bench_net_trace [--rounds N]`): the move
-latency round of `nerts-p2p bench net`, with each player process traced stage by stage.
+"""Where a move's latency goes: the move latency round of `nerts-p2p bench net`, with each
+player process traced stage by stage.
+
+    python3 tools/netns_run.py -- .venv/bin/python -m tools.bench_net_trace [--rounds N]
+        [--realtime] [--stages] [--profile FILE] [--untraced]
+
+`--realtime` runs the players (and the floor's receiver) at real-time priority (as root):
+the other work on a busy host out of the way. `--stages` times the parts of a receive and of
+our own play; `--untraced` gives only the benchmark's own figures for each round.
 
 Not part of `bench net` itself: tracing costs a little (a receive with the kernel's arrival
 time, a trio instrument, a note around each piece of work), so the benchmark's own figures are

@@ -36,8 +36,10 @@ typecheck: $(STAMP)
 
 # The suite runs inside a fresh network namespace (only `lo`, brought up), so no test can
 # reach a real interface. Packages are installed before we enter it: inside there is no registry.
+# Two workers (the machine has two cores); the tests that use real sockets, processes or a
+# display share one of them, one at a time (tests/conftest.py says why).
 pytest: $(STAMP) window-deps netdeps
-	$(PYTHON) tools/netns_run.py -- $(BIN)/pytest
+	$(PYTHON) tools/netns_run.py -- $(BIN)/pytest -n 2 --dist loadgroup --durations=15
 
 # What the network tests run besides Python: `dig` (a standard mDNS client, to check our
 # announcements) and `ip` (network namespaces for the LAN tests). Installed here, before the

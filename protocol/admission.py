@@ -20,11 +20,25 @@ Peers serve ops only to members and admitted keys (`SyncPeer.serves`): a strange
 table's first ops (at a private table only the OPEN), so without the passphrase a peer can
 neither join nor watch.
 
-The host's own bounds (its policy, not the gate's; the gate enforces `MAX_ADMITTED`):
-members present (not left) plus keys admitted in the last `ADMIT_TTL` s that have not
-joined yet stay within the table's seats plus `MAX_SPECTATORS`; one source address has at
-most `PER_SOURCE_WAITING` admissions or challenges waiting and `PER_SOURCE_LIFE`
-admissions in all; a wrong answer pauses its source for `WRONG_ANSWER_PAUSE` s.
+The host's own bounds (its policy, not the gate's; the gate enforces `MAX_ADMITTED`), so
+that no flood of HELLOs from invented keys shuts real players out (PROTOCOL.md 17.4):
+- room: members present (not left) plus keys admitted in the last `ADMIT_TTL` s that have
+  not joined yet stay within the seats plus `MAX_SPECTATORS` (players beyond the seats may
+  sit a round out), and spectators within `MAX_SPECTATORS` of it, so invented spectators
+  never take the seats' part of the room;
+- the last ADMITs are the seats': spectators are admitted only while fewer than
+  `MAX_ADMITTED` minus the seats are signed, so however many spectators come and go over a
+  table's life, the seats stay admissible;
+- per address, counted by IP address (a sender picks its ports freely, so counting by port
+  bounds nothing): at most `PER_SOURCE_WAITING` admissions or challenges waiting, at most
+  `PER_SOURCE_LIFE` (or the seats, if more) admissions in all, and none more once a key it
+  got admitted let `ADMIT_TTL` pass without joining (a no-show: an honest joiner JOINs
+  within a round trip, a flood never does). This machine's own addresses (loopback, the
+  host's interface: the kernel drops a datagram from outside claiming them) are not bounded
+  per address: they are the host's own bots;
+- a wrong answer pauses its source for `WRONG_ANSWER_PAUSE` s.
+A joiner told "busy" asks again every `HELLO_RETRY` for `BUSY_PATIENCE` s before it gives up
+(a joiner's bots share its address, and get in as each one before them joins).
 """
 
 from __future__ import annotations
@@ -33,6 +47,7 @@ import enum
 import functools
 import hashlib
 import hmac
+import ipaddress
 from collections import Counter, OrderedDict
 from collections.abc import Hashable
 from dataclasses import dataclass
@@ -51,7 +66,7 @@ from .messages import (
     Answer,
     Challenge,
     Hello,
-    Kind,
+    Kinds,
     Op,
     Verdict,
     answer_body,
@@ -80,10 +95,13 @@ ADMIT_TTL: Final = 30.0  # an admitted key that has not joined within this count
 CHALLENGE_TTL: Final = 10.0
 MAX_CHALLENGES: Final = 64  # outstanding at the host, all joiners together
 MAX_SPENT: Final = 256  # answered nonces remembered, to count a replayed answer as such
-PER_SOURCE_WAITING: Final = 2
-PER_SOURCE_LIFE: Final = 8
+PER_SOURCE_WAITING: Final = 2  # admissions or challenges waiting, per IP address
+PER_SOURCE_LIFE: Final = 8  # admissions over the table's life, per IP address (or the seats)
 WRONG_ANSWER_PAUSE: Final = 1.0
 HELLO_RETRY: Final = 1.0
+#: How long a joiner told "busy" keeps asking: past ADMIT_TTL, so that waiting admissions
+#: from its address have joined or lapsed by then.
+BUSY_PATIENCE: Final = ADMIT_TTL + 5.0
 
 
 class Refusal(enum.IntEnum):
@@ -182,6 +200,24 @@ def spectators_welcome(sync: SyncPeer) -> bool:
 # --- the handshake -------------------------------------------------------------------------
 
 
+def origin(source: Hashable) -> Hashable:
+    """Where a datagram came from, for the per-address bounds: the IP address of an
+    (address, port) source, since a sender chooses its ports freely; any other source (a
+    test's or a simulator's label) as it is."""
+    if isinstance(source, tuple) and len(source) == 2 and isinstance(source[0], str):
+        return source[0]
+    return source
+
+
+def is_loopback(where: Hashable) -> bool:
+    if not isinstance(where, str):
+        return False
+    try:
+        return ipaddress.ip_address(where).is_loopback
+    except ValueError:
+        return False
+
+
 @dataclass
 class _Challenged:
     public_key: bytes
@@ -193,7 +229,7 @@ class _Challenged:
 @dataclass
 class _Admitted:
     role: int
-    source: Hashable
+    where: Hashable  # the origin it asked from
     when: float
 
 
@@ -209,10 +245,13 @@ class Admission:
         #: rules: seats, twice with partnerships). None: twice the OPEN's seats.
         self.player_limit: int | None = None
         # host side
+        #: This machine's own addresses besides loopback (the node adds the host's
+        #: interface): not bounded per address, they are the host's own bots.
+        self.own_addresses: set[Hashable] = set()
         self._challenges: OrderedDict[bytes, _Challenged] = OrderedDict()  # nonce -> joiner
         self._spent: OrderedDict[bytes, None] = OrderedDict()
         self._admitted: dict[bytes, _Admitted] = {}
-        self._source_life: Counter[Hashable] = Counter()
+        self._source_life: Counter[Hashable] = Counter()  # admissions per origin
         self._paused: dict[Hashable, float] = {}
         self._nonces = 0
         self.refused_count: Counter[Refusal] = Counter()
@@ -221,6 +260,7 @@ class Admission:
         self.wanted: tuple[int, str] | None = None  # role, name: we asked to join
         self.admit_seq: int | None = None
         self.refused: Refusal | None = None
+        self.busy_since: float | None = None  # the host said "busy": we ask again a while
         self._next_hello = 0.0
         self.now = 0.0
 
@@ -300,13 +340,22 @@ class Admission:
         if message.admit_seq:
             self.admit_seq = message.admit_seq
             self.refused = None
+            self.busy_since = None
             self.sync.peers[message.sender] = source
         elif self.admit_seq is None:
-            self.refused = (
+            reason = (
                 Refusal(message.reason)
                 if message.reason in Refusal._value2member_map_
                 else Refusal.NOT_ADMITTING
             )
+            if reason == Refusal.BUSY:
+                # Others from our address are being let in (our own bots, say): ask again
+                # (`knock` every HELLO_RETRY) until BUSY_PATIENCE has passed.
+                if self.busy_since is None:
+                    self.busy_since = self.now
+                if self.now - self.busy_since < BUSY_PATIENCE:
+                    return
+            self.refused = reason
 
     # --- host ------------------------------------------------------------------------
 
@@ -324,7 +373,7 @@ class Admission:
             sync.peers[joiner] = source
             self._verdict(source, joiner, sync.admits[joiner][0], 0)
             return
-        if self._paused.get(source, -1.0) > now:
+        if self._paused.get(origin(source), -1.0) > now:
             raise RemoteProtocolError(DropReason.RATE_LIMITED, "a wrong answer came from here")
         refusal = self._policy(hello.role, source, now)
         if refusal is not None:
@@ -373,7 +422,7 @@ class Admission:
             answer.nonce,
         )
         if not hmac.compare_digest(expected, answer.mac):
-            self._paused[source] = now + WRONG_ANSWER_PAUSE
+            self._paused[origin(source)] = now + WRONG_ANSWER_PAUSE
             if len(self._paused) > 4 * MAX_CHALLENGES:
                 self._paused = {s: t for s, t in self._paused.items() if t > now}
             sync.counters.count(DropReason.BAD_PROOF)
@@ -391,24 +440,39 @@ class Admission:
     def _policy(
         self, role: int, source: Hashable, now: float, *, answering: bool = False
     ) -> Refusal | None:
-        """The host's bounds (module docstring), or None to go ahead."""
+        """The host's bounds (module docstring, PROTOCOL.md 17.4), or None to go ahead."""
         sync = self.sync
         if role == SPECTATOR and not spectators_welcome(sync):
             return Refusal.NO_SPECTATORS
-        if len(sync.admits) >= MAX_ADMITTED:
+        seats = self._player_limit()
+        signed = len(sync.admits)
+        if signed >= MAX_ADMITTED or (role == SPECTATOR and signed >= MAX_ADMITTED - seats):
+            return Refusal.TABLE_FULL  # the last ADMITs are kept for the seats
+        waiting: list[_Admitted] = []
+        no_shows: set[Hashable] = set()
+        for joiner, admitted in self._admitted.items():
+            if joiner in sync.members:
+                continue
+            if now - admitted.when <= ADMIT_TTL:
+                waiting.append(admitted)
+            else:
+                no_shows.add(admitted.where)
+        roles = Counter(m.role for m in sync.members.values() if not m.left)
+        roles.update(a.role for a in waiting)
+        if roles.total() >= seats + MAX_SPECTATORS:
             return Refusal.TABLE_FULL
-        waiting = {
-            joiner: a
-            for joiner, a in self._admitted.items()
-            if joiner not in sync.members and now - a.when <= ADMIT_TTL
-        }
-        present = sum(1 for m in sync.members.values() if not m.left) + len(waiting)
-        if present >= self._player_limit() + MAX_SPECTATORS:
-            return Refusal.TABLE_FULL
-        from_here = sum(1 for a in waiting.values() if a.source == source)
+        if role == SPECTATOR and roles[SPECTATOR] >= MAX_SPECTATORS:
+            return Refusal.TABLE_FULL  # spectators never take the seats' part of the room
+        where = origin(source)
+        if is_loopback(where) or where in self.own_addresses:
+            return None  # this machine: the host's own bots
+        if where in no_shows:
+            return Refusal.BUSY
+        from_here = sum(1 for a in waiting if a.where == where)
         if not answering:
-            from_here += sum(1 for c in self._challenges.values() if c.source == source)
-        if from_here >= PER_SOURCE_WAITING or self._source_life[source] >= PER_SOURCE_LIFE:
+            from_here += sum(1 for c in self._challenges.values() if origin(c.source) == where)
+        life = max(PER_SOURCE_LIFE, seats)
+        if from_here >= PER_SOURCE_WAITING or self._source_life[where] >= life:
             return Refusal.BUSY
         return None
 
@@ -423,12 +487,12 @@ class Admission:
         sync = self.sync
         joiner = key_id(public_key)
         try:
-            op = sync.author(Kind.ADMIT, 0, [public_key, role])
+            op = sync.author(Kinds.ADMIT, 0, [public_key, role])
         except LocalProtocolError:
             self._refuse(source, joiner, Refusal.TABLE_FULL)
             return
-        self._admitted[joiner] = _Admitted(role, source, now)
-        self._source_life[source] += 1
+        self._admitted[joiner] = _Admitted(role, origin(source), now)
+        self._source_life[origin(source)] += 1
         sync.peers[joiner] = source  # what we broadcast reaches it, and it may catch up
         self._verdict(source, joiner, op.seq, 0)
 

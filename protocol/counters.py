@@ -27,7 +27,9 @@ class DropCounters:
         """Record `n` drops for `reason`."""
         if n < 0:
             raise ValueError("drop counts only go up")
-        self._counts[DropReason(reason)] += n
+        # Counted for every duplicate a catching-up peer is sent: the enum's constructor
+        # only for a plain value.
+        self._counts[reason if type(reason) is DropReason else DropReason(reason)] += n
 
     def count_error(self, error: ProtocolError) -> None:
         """Record one drop for the reason carried by `error`."""

@@ -23,7 +23,7 @@ import hashlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
-from .messages import Kind, Op
+from .messages import Kinds, Op
 
 MIX_DOMAIN = b"nerts-p2p/mix\0"
 NONCE_DOMAIN = b"nerts-p2p/mix-nonce\0"
@@ -135,9 +135,9 @@ class EpochLog:
 
     def insert(self, op: Op) -> int:
         """Add a delivered op; returns its position (less than the old length: a late op)."""
-        if op.kind == Kind.MIX and op.author in self.index and op.author not in self.nonces:
+        if op.kind == Kinds.MIX and op.author in self.index and op.author not in self.nonces:
             self.nonces[op.author] = (op.seq, op.payload)
-        elif op.kind == Kind.DEPART:
+        elif op.kind == Kinds.DEPART:
             self.depart_ops += 1
         key = self.order_key(op)
         at = bisect.bisect_right(self.keys, key)

@@ -58,6 +58,7 @@ from .messages import (
     Evidence,
     Heartbeat,
     Kind,
+    Kinds,
     Message,
     Op,
     Request,
@@ -150,6 +151,9 @@ class SyncPeer:
         self._delivered_at: dict[bytes, list[float]] = {}
         #: author -> (its next op, the dep (author, seq) it waited for when last looked at)
         self._blocked_on: dict[bytes, tuple[Op, bytes, int]] = {}
+        #: Something that may let a parked op be delivered (a delivery, an expulsion, a
+        #: departure) happened since `sync_delivery.deliver_ready` last looked at them all
+        self._unscanned = True
         self._waiting_hb: dict[bytes, tuple[int, int]] = {}  # author -> (lamport, own seq)
         self._promised = 0  # the Lamport time of our latest heartbeat: our next op's floor
         #: sender -> the vector at which its state hash differed from ours, and when we asked
@@ -259,10 +263,10 @@ class SyncPeer:
             needed = {self.me: self.delivered(self.me)}
             if self.host is not None and self.host != self.me:
                 needed[self.host] = 1
-                if kind == Kind.JOIN and self.me in self.admits:
+                if kind == Kinds.JOIN and self.me in self.admits:
                     needed[self.host] = self.admits[self.me][0]  # the host's ADMIT of us
             return [[a, n] for a, n in sorted(needed.items()) if n]
-        if kind == Kind.START:
+        if kind == Kinds.START:
             return [self.delivered(p) for p in payload[0]]  # type: ignore[index]
         log = self.epochs.get(epoch)
         if log is None:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from . import sync_membership
 from .errors import DropReason
-from .messages import NO_PREV, Kind, Op
+from .messages import NO_PREV, Kinds, Op
 from .sync_limits import MAX_LAMPORT_STEP
 
 if TYPE_CHECKING:
@@ -42,8 +42,10 @@ def problem(sync: SyncPeer, op: Op) -> tuple[DropReason, str, tuple[bytes, int] 
         )
     epoch = op.epoch
     start = None
+    author_seen: int | None  # what the op's deps claim of its own author (None: not named)
     if epoch == 0:
         claimed = dict(op.lobby_deps)
+        author_seen = claimed.get(author, 0)
     else:
         round_log = sync.epochs.get(epoch)
         participants = round_log.participants if round_log is not None else op.payload[0]
@@ -54,12 +56,13 @@ def problem(sync: SyncPeer, op: Op) -> tuple[DropReason, str, tuple[bytes, int] 
                 None,
             )
         claimed = dict(zip(participants, op.round_deps, strict=True))
-        start = round_log.start if round_log is not None else None
-        if start is not None and lamport <= start.lamport:
-            # A floor for every round op: nobody can stamp a move before the round began.
-            return (DropReason.BACKDATED, "its Lamport time is before its round started", None)
-    counts_itself = epoch == 0 or author in claimed
-    if counts_itself and claimed.get(author, 0) != op.seq - 1 and (epoch or op.seq > 1):
+        author_seen = claimed.get(author)
+        if round_log is not None:
+            start = round_log.start
+            if lamport <= start.lamport:
+                # A floor for every round op: nobody can stamp a move before the round began.
+                return (DropReason.BACKDATED, "its Lamport time is before its round started", None)
+    if author_seen is not None and author_seen != op.seq - 1 and (epoch or op.seq > 1):
         return DropReason.SCHEMA, "deps must count the author's own previous op", None
     # The floor of `sync_lamport.lamport_floor`, found in the same pass: every dep named
     # here is delivered (causal delivery waited for it), so both walk the same deps.
@@ -126,7 +129,7 @@ def discipline_problem(
                 DropReason.BACKDATED,
                 "its deps name fewer ops of an author than its author's previous op did",
             )
-    if op.kind in (Kind.MOVE, Kind.REVEAL) and (op.epoch, op.author) in sync.revealed:
+    if op.kind in (Kinds.MOVE, Kinds.REVEAL) and (op.epoch, op.author) in sync.revealed:
         return (
             DropReason.SCHEMA,
             f"a {op.kind.name} after its author's REVEAL of round {op.epoch}",
@@ -138,7 +141,14 @@ def _named_fewer(sync: SyncPeer, op: Op, previous: Op, claimed: dict[bytes, int]
     """Does `op` name fewer ops of some author than `previous`, its author's previous round
     op, did (not counting an expelled author's ops from its expulsion on)?"""
     if previous.epoch == op.epoch and len(previous.round_deps) == len(op.round_deps):
-        # The same round: both name the same participants in the same order.
+        # The same round: both name the same participants in the same order. Deps only
+        # grow from one op to the next, so first a plain pass over the seqs (every op of a
+        # round passes here), and the expulsions only if one went down.
+        for seen, before in zip(op.round_deps, previous.round_deps, strict=True):
+            if seen < before:
+                break
+        else:
+            return False
         for (author, seen), before in zip(claimed.items(), previous.round_deps, strict=True):
             if seen < before and not beyond_expulsion(sync, author, seen + 1):
                 return True

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from . import sync_checks, sync_evidence, sync_heartbeats, sync_liveness, sync_membership
 from .errors import DropReason
-from .messages import Kind, Op
+from .messages import Kinds, Op
 from .sync_events import OpDelivered, OpRejected
 
 if TYPE_CHECKING:
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 def deliver_ready(sync: SyncPeer) -> None:
     blocked = sync._blocked_on
-    pending, logs = sync.pending, sync.logs
+    pending, logs, expelled = sync.pending, sync.logs, sync.expelled
     progress = True
     while progress:
         progress = False
@@ -33,15 +33,17 @@ def deliver_ready(sync: SyncPeer) -> None:
             if op is None:
                 continue
             waits = blocked.get(author)
-            if (
-                waits is not None
-                and waits[0] is op
-                and sync.delivered(waits[1]) < waits[2]
-                and not sync_checks.beyond_expulsion(sync, waits[1], waits[2])
-            ):
+            if waits is not None and waits[0] is op:
                 # Still short of the dep it failed on last time: no need to look again
                 # (a catching-up peer parks many ops, and each delivery re-scans them).
-                continue
+                # `sync.delivered` and `sync_checks.beyond_expulsion`, written out: this
+                # runs for every parked author on every op a catching-up peer receives.
+                _, dep, seq = waits
+                held = logs.get(dep)
+                if (len(held) if held else 0) < seq and (
+                    dep not in expelled or seq < expelled[dep]
+                ):
+                    continue
             if not deps_met(sync, op):
                 continue
             del queue[nxt]
@@ -53,30 +55,36 @@ def deliver_ready(sync: SyncPeer) -> None:
         # A departure agreed on just now may make a waiting successor's START
         # deliverable (`sync_membership.successor_waits`): look again, rather than wait for an op.
         progress = sync_membership.resolve_departures(sync) or progress
+    sync._unscanned = False
 
 
 def deps_met(sync: SyncPeer, op: Op) -> bool:
-    if op.kind != Kind.OPEN and sync.open_op is None:
+    kind = op.kind
+    if sync.open_op is None and kind != Kinds.OPEN:
         return False  # everything at a table happens after its OPEN
-    logs = sync.logs
+    logs, expelled = sync.logs, sync.expelled
+    # Each dep is (author, seq) held here, or past its author's expulsion
+    # (`sync_checks.beyond_expulsion`, written out: every op of the table passes here).
     if op.epoch == 0:
         for a, n in op.lobby_deps:
             held = logs.get(a)
-            if (len(held) if held else 0) < n and not sync_checks.beyond_expulsion(sync, a, n):
+            if (len(held) if held else 0) < n and (a not in expelled or n < expelled[a]):
                 sync._blocked_on[op.author] = (op, a, n)
                 return False
         return True
     log = sync.epochs.get(op.epoch)
-    if log is None and op.kind != Kind.START:
-        return False
-    if op.kind == Kind.START and sync_membership.successor_waits(sync, op):
+    if kind == Kinds.START:
+        if sync_membership.successor_waits(sync, op):
+            return False
+    elif log is None:
         return False
     participants = log.participants if log is not None else op.payload[0]
-    if len(op.round_deps) != len(participants):
+    deps = op.round_deps
+    if len(deps) != len(participants):
         return True  # judged (and rejected) by the checks on delivery
-    for p, n in zip(participants, op.round_deps, strict=True):
+    for p, n in zip(participants, deps, strict=True):
         held = logs.get(p)
-        if (len(held) if held else 0) < n and not sync_checks.beyond_expulsion(sync, p, n):
+        if (len(held) if held else 0) < n and (p not in expelled or n < expelled[p]):
             # Remembered: while this dep is missing, the op cannot be delivered.
             sync._blocked_on[op.author] = (op, p, n)
             return False
@@ -111,27 +119,41 @@ def deliver_checked(sync: SyncPeer, op: Op) -> None:
 
 
 def deliver(sync: SyncPeer, op: Op, *, authored: bool = False) -> None:
+    # Every op of the table passes here once: lookups are made once, and the steps that
+    # have nothing to do for most ops (membership, a waiting heartbeat) are not called.
     author = op.author
-    sync.logs.setdefault(author, []).append(op)
+    log = sync.logs.get(author)
+    if log is None:
+        log = sync.logs[author] = []
+    log.append(op)
     sync._vector = None
-    sync._delivered_at.setdefault(author, []).append(sync._now)
+    sync._unscanned = True
+    times = sync._delivered_at.get(author)
+    if times is None:
+        times = sync._delivered_at[author] = []
+    times.append(sync._now)
     sync._held_hashes.add(op.hash)
-    if sync.dead.get(author, op.seq + 1) <= op.seq:
-        del sync.dead[author]  # a valid twin of the op we rejected: nothing is dead now
+    dead = sync.dead
+    if author in dead and dead[author] <= op.seq:
+        del dead[author]  # a valid twin of the op we rejected: nothing is dead now
+    lamport = op.lamport
     if not authored:
         # Our own ops come back this way only after a restart: the clock must pass them.
-        sync.clock.observe(op.lamport)
+        sync.clock.observe(lamport)
         sync_liveness.op_delivered(sync, op)
-    sync_membership.apply_membership(sync, op)
+    if op.kind in sync_membership.MEMBERSHIP_KINDS:
+        sync_membership.apply_membership(sync, op)
     position = None
+    epochs = sync.epochs
     if op.epoch:
-        epoch = sync.epochs[op.epoch]
+        epoch = epochs[op.epoch]
         # Only the round's own ops are ordered in it: a LEAVE (any member, any epoch)
         # from someone who does not play the round has no place there.
         if epoch.counts_for_order(op) and epoch.orders(author):
             position = epoch.insert(op)
     # Any op, lobby ops too, says its author's next op is stamped later: a horizon.
-    for other in sync.epochs.values():
-        other.hear(author, op.lamport)
-    sync_heartbeats.apply_waiting_heartbeat(sync, author)
+    for other in epochs.values():
+        other.hear(author, lamport)
+    if author in sync._waiting_hb:
+        sync_heartbeats.apply_waiting_heartbeat(sync, author)
     sync._events.append(OpDelivered(op, position))

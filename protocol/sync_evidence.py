@@ -45,6 +45,7 @@ def expel_from(
     """Expel `author` from `seq` on: its ops from there do not count in any round, and it
     no longer holds back stability. The same on every peer that holds the evidence."""
     sync.expelled[author] = seq
+    sync._unscanned = True  # deps on its ops from `seq` on are no longer waited for
     for epoch in sync.epochs.values():
         epoch.exclude(author, seq)
     sync.counters.count(reason)

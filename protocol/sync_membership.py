@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from . import admission, departure
 from .errors import DropReason
-from .messages import PLAYER, SPECTATOR, Kind, Op
+from .messages import PLAYER, SPECTATOR, Kind, Kinds, Op
 from .order import EpochLog, nonce_commitment, round_mix
 from .signing import key_id
 from .sync_events import DeparturesChanged
@@ -33,25 +33,25 @@ class Member:
 
 def membership_problem(sync: SyncPeer, op: Op) -> tuple[DropReason, str] | None:
     kind, author = op.kind, op.author
-    if kind == Kind.OPEN:
+    if kind == Kinds.OPEN:
         return None  # the table id is derived from the host key: only the host can
-    if sync.open_op is None and kind != Kind.JOIN:
+    if sync.open_op is None and kind != Kinds.JOIN:
         # Everything at a table happens after its OPEN; deps make that causal.
         return DropReason.NOT_A_MEMBER, "the table has not been opened"
-    if kind == Kind.JOIN:
+    if kind == Kinds.JOIN:
         return admission.join_problem(sync, op)
-    if kind == Kind.ADMIT:
+    if kind == Kinds.ADMIT:
         return admission.admit_problem(sync, op)
     member = sync.members.get(author)
     if member is None or member.left:
         return DropReason.NOT_A_MEMBER, "the author is not a member of this table"
-    if kind == Kind.LEAVE:
+    if kind == Kinds.LEAVE:
         return None
-    if kind == Kind.READY:
+    if kind == Kinds.READY:
         if member.role != PLAYER:
             return DropReason.SPECTATOR_OP, "a spectator cannot take part in a round"
         return None
-    if kind == Kind.START:
+    if kind == Kinds.START:
         if author != sync.starter(op.epoch):
             return (
                 DropReason.NOT_A_MEMBER,
@@ -73,9 +73,9 @@ def membership_problem(sync: SyncPeer, op: Op) -> tuple[DropReason, str] | None:
         if member.role == SPECTATOR:
             return DropReason.SPECTATOR_OP, "a spectator authors no game ops"
         return DropReason.NOT_A_MEMBER, f"the author does not play round {op.epoch}"
-    if kind == Kind.MIX:
+    if kind == Kinds.MIX:
         return mix_problem(sync, op, epoch)
-    if kind == Kind.DEPART:
+    if kind == Kinds.DEPART:
         return depart_problem(sync, op, epoch)
     return None
 
@@ -89,35 +89,35 @@ def ready_for(sync: SyncPeer, epoch: int, author: bytes, start: Op) -> Op | None
 
 #: The kinds that change the membership (or what it is judged by): the others, MOVEs above
 #: all, pass straight through `apply_membership`.
-_MEMBERSHIP_KINDS = frozenset(
+MEMBERSHIP_KINDS = frozenset(
     {Kind.OPEN, Kind.JOIN, Kind.ADMIT, Kind.LEAVE, Kind.READY, Kind.REVEAL, Kind.START}
 )
 
 
 def apply_membership(sync: SyncPeer, op: Op) -> None:
     kind, author = op.kind, op.author
-    if kind not in _MEMBERSHIP_KINDS:
+    if kind not in MEMBERSHIP_KINDS:
         return
-    if kind == Kind.OPEN:
+    if kind == Kinds.OPEN:
         sync.open_op, sync.host = op, author
         pk, name = op.payload[0], op.payload[1]
         sync.members[author] = Member(author, pk, name, PLAYER)
-    elif kind == Kind.JOIN:
+    elif kind == Kinds.JOIN:
         pk, name, role = op.payload
         existing = sync.members.get(author)
         if existing is None:
             sync.members[author] = Member(author, pk, name, role)
-    elif kind == Kind.ADMIT:
+    elif kind == Kinds.ADMIT:
         pk, role = op.payload
         sync.admits[key_id(pk)] = (op.seq, role)
         sync.keys.setdefault(key_id(pk), pk)
-    elif kind == Kind.LEAVE:
+    elif kind == Kinds.LEAVE:
         sync.members[author].left = True
-    elif kind == Kind.READY:
+    elif kind == Kinds.READY:
         sync.readies.setdefault((op.payload[0], author), []).append(op)
-    elif kind == Kind.REVEAL:
+    elif kind == Kinds.REVEAL:
         sync.revealed.add((op.epoch, author))
-    elif kind == Kind.START:
+    elif kind == Kinds.START:
         participants = tuple(op.payload[0])
         readies = [sync.ready_for(op.epoch, p, op) for p in participants]
         commitments = [r.payload[1] for r in readies if r is not None]
@@ -164,7 +164,7 @@ def starter(sync: SyncPeer, epoch: int) -> bytes | None:
 def successor_waits(sync: SyncPeer, op: Op) -> bool:
     """A START from someone other than the host is judged once this peer knows the
     host has departed (until then it waits, like an op whose deps are missing)."""
-    if op.kind != Kind.START or op.author == sync.host:
+    if op.kind != Kinds.START or op.author == sync.host:
         return False
     previous = sync.epochs.get(op.epoch - 1)
     if previous is None or sync.starter(op.epoch) != sync.host:
@@ -218,5 +218,6 @@ def resolve_departures(sync: SyncPeer) -> bool:
         epoch.departed = departed
         epoch.departed_at = {a: key for a, (_, key) in agreed.items()}
         sync._events.append(DeparturesChanged(epoch.epoch, dict(departed), added))
+        sync._unscanned = True  # a successor's START may be deliverable now
         changed = True
     return changed

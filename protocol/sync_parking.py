@@ -14,12 +14,16 @@ from typing import TYPE_CHECKING
 
 from . import sync_delivery, sync_evidence, sync_requests
 from .errors import DropReason, RemoteProtocolError
-from .messages import Batch, Kind, Op, decode_op
+from .messages import Batch, Kinds, Op, decode_op
 from .signing import key_id, op_hash, verify
 from .sync_limits import MAX_AWAITING, MAX_PENDING, MAX_PENDING_PER_AUTHOR
 
 if TYPE_CHECKING:
     from .sync import SyncPeer
+
+_REPLAYED = DropReason.REPLAYED  # counted for every copy: read once (the enum's hook is slow)
+#: The kinds that carry their author's public key (`Op.public_key`).
+_KEY_CARRIERS = frozenset({Kinds.OPEN, Kinds.JOIN})
 
 
 def on_batch(sync: SyncPeer, message: Batch, source: Hashable, now: float) -> None:
@@ -29,33 +33,39 @@ def on_batch(sync: SyncPeer, message: Batch, source: Hashable, now: float) -> No
     # dropped here (junk, or an expelled author's) does not: asking again at once for
     # what we will never hold would only loop.
     genuine = 0
+    held_hashes, table, counters = sync._held_hashes, sync.table, sync.counters
     for body, signature in message.ops:
         held = op_hash(body)
-        if held in sync._held_hashes:
+        if held in held_hashes:
             # Catching up, the same op comes from every peer that pushes it:
             # known by its hash, it costs no decoding.
             sync.duplicates += 1
-            sync.counters.count(DropReason.REPLAYED)
+            counters.count(_REPLAYED)
             genuine += 1
             continue
         try:
-            op = decode_op(body, signature, table=sync.table, body_hash=held)
+            op = decode_op(body, signature, table=table, body_hash=held)
             receive_op(sync, op, source, now)
         except RemoteProtocolError as exc:
-            sync.counters.count_error(exc)
-        genuine += held in sync._held_hashes
+            counters.count_error(exc)
+        genuine += held in held_hashes
     if source in sync._asking:
         sync_requests.answer_arrived(sync, source, genuine, now)
 
 
 def receive_op(sync: SyncPeer, op: Op, source: Hashable, now: float) -> None:
+    # Every op that reaches a peer passes here (a catching-up one, the whole table's):
+    # `held`, `SyncPeer.delivered` and `pending_total` are written out.
     author, seq = op.author, op.seq
-    known = held(sync, author, seq)
+    log = sync.logs.get(author)
+    delivered = len(log) if log else 0
+    pending = sync.pending.get(author)
+    known = log[seq - 1] if log and seq <= delivered else pending.get(seq) if pending else None
     if known is not None:
         if known.body == op.body:
             # Duplication is normal on a LAN and harmless; counted, never an error.
             sync.duplicates += 1
-            sync.counters.count(DropReason.REPLAYED)
+            sync.counters.count(_REPLAYED)
             return
         public_key = sync.keys.get(author)
         if public_key is None:
@@ -63,9 +73,12 @@ def receive_op(sync: SyncPeer, op: Op, source: Hashable, now: float) -> None:
         verify(public_key, op.body, op.signature)
         sync_evidence.expel(sync, known, op)
         return
-    if author in sync.expelled and seq >= sync.expelled[author]:
+    expelled = sync.expelled
+    if author in expelled and seq >= expelled[author]:
         return
-    public_key = op.public_key or sync.keys.get(author)
+    kind = op.kind
+    carried = op.payload[0] if kind in _KEY_CARRIERS else None  # `Op.public_key`
+    public_key = carried or sync.keys.get(author)
     if public_key is None:
         # Nothing about such an op is verified yet: anyone can make up author ids, so the
         # parking space is bounded for all of them together, not only per author.
@@ -84,45 +97,43 @@ def receive_op(sync: SyncPeer, op: Op, source: Hashable, now: float) -> None:
         sync.request(source, [(author, 1, 1)], now)
         return
     verify(public_key, op.body, op.signature)
-    introduced = [(author, op.public_key)] if op.public_key is not None else []
-    if op.kind == Kind.ADMIT:
-        # The host's ADMIT names the joiner's key; a key is bound to its id, so it
-        # verifies the joiner's ops even before its JOIN arrives.
-        introduced.append((key_id(op.payload[0]), op.payload[0]))
-    for new_author, new_key in introduced:
-        if new_author in sync.keys:
-            continue
-        sync.keys[new_author] = new_key
-        for parked_op in sync.awaiting_key.pop(new_author, []):
-            try:
-                receive_op(sync, parked_op, source, now)
-            except RemoteProtocolError as exc:
-                sync.counters.count_error(exc)
-    if seq <= sync.delivered(author):
+    if carried is not None or kind == Kinds.ADMIT:
+        introduced = [(author, carried)] if carried is not None else []
+        if kind == Kinds.ADMIT:
+            # The host's ADMIT names the joiner's key; a key is bound to its id, so it
+            # verifies the joiner's ops even before its JOIN arrives.
+            introduced.append((key_id(op.payload[0]), op.payload[0]))
+        for new_author, new_key in introduced:
+            if new_author in sync.keys:
+                continue
+            sync.keys[new_author] = new_key
+            for parked_op in sync.awaiting_key.pop(new_author, []):
+                try:
+                    receive_op(sync, parked_op, source, now)
+                except RemoteProtocolError as exc:
+                    sync.counters.count_error(exc)
+        # The parked ops just taken in may have delivered some of this author's.
+        log = sync.logs.get(author)
+        delivered = len(log) if log else 0
+    if seq <= delivered:
         return  # a different body would have been caught above as equivocation
-    log = sync.logs.get(author)
-    if log and seq == len(log) + 1 and op.prev != log[-1].hash and source is not None:
+    if log and seq == delivered + 1 and op.prev != log[-1].hash and source is not None:
         # Signed on top of an op seq-1 that is not the one we hold: its sender may hold
         # that other op. Asked for, it is the proof of an equivocation that equal
         # vectors would never show (the table is split until someone holds both).
         sync.request(source, [(author, seq - 1, seq - 1)], now)
     pending = sync.pending.setdefault(author, {})
-    if len(pending) >= MAX_PENDING_PER_AUTHOR or pending_total(sync) >= MAX_PENDING:
+    if len(pending) >= MAX_PENDING_PER_AUTHOR or (
+        sum(map(len, sync.pending.values())) >= MAX_PENDING
+    ):
         raise RemoteProtocolError(DropReason.RATE_LIMITED, "too many ops waiting for others")
     pending[seq] = op
     sync._held_hashes.add(op.hash)
-    sync_delivery.deliver_ready(sync)
-
-
-def held(sync: SyncPeer, author: bytes, seq: int) -> Op | None:
-    log = sync.logs.get(author)
-    if log and seq <= len(log):
-        return log[seq - 1]
-    return sync.pending.get(author, {}).get(seq)
-
-
-def pending_total(sync: SyncPeer) -> int:
-    return sum(len(p) for p in sync.pending.values())
+    if seq == delivered + 1 or sync._unscanned:
+        sync_delivery.deliver_ready(sync)
+    # Else it waits behind an earlier op of its author, and nothing that could let any
+    # parked op through has happened since they were all looked at: a catching-up peer
+    # parks most of what it is sent, and each look goes over every author's queue.
 
 
 def awaiting_total(sync: SyncPeer) -> int:

@@ -1,4 +1,4 @@
-"""Hypothesis profiles.
+"""Hypothesis profiles, and which tests share one worker when the suite runs on two.
 
 - `project` (the default): hypothesis' own example counts, but no per-example deadline. A
   deadline is a timing check, and on a shared two-core machine it fails for reasons that have
@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 from hypothesis import settings
@@ -24,7 +25,31 @@ LONG_FACTOR = 10
 LONG_MINIMUM = 1000
 
 
+#: Tests that open real sockets, run mDNS, start processes or a display. `make test` runs the
+#: suite on two workers (pytest-xdist, `--dist loadgroup`); these all go to one of them, one
+#: at a time as before: two tables announced at once on the suite's loopback would show up in
+#: each other's `list`, and two displays or LANs would fight over names. The other worker
+#: takes the simulated tests, which share nothing.
+REAL_IO = ("net", "client", "fuzz", "test_cli.py", "test_network_rule.py")
+_TESTS = Path(__file__).resolve().parent
+
+
+def _uses_real_io(item: pytest.Item) -> bool:
+    try:
+        parts = Path(str(item.path)).resolve().relative_to(_TESTS).parts
+    except ValueError:
+        return False
+    return bool(parts) and parts[0] in REAL_IO
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if _uses_real_io(item):
+            item.add_marker(pytest.mark.xdist_group("real_io"))
+    _raise_property_counts(items)
+
+
+def _raise_property_counts(items: list[pytest.Item]) -> None:
     """Under the long profile, raise every property's example count, own counts included."""
     if settings().max_examples < LONG_MINIMUM:
         return  # not a campaign

@@ -47,8 +47,10 @@ ROOT = Path(__file__).resolve().parent.parent
 #: The tests of the table replica: every module `nerts_p2p/table/replica.py` was split into
 #: (one concept each) is judged by the same subset.
 REPLICA_TESTS: tuple[str, ...] = (
+    "tests/replication/test_table_seats.py",
     "tests/replication/test_pinned_behaviours.py",
     "tests/replication/test_replica_rules.py",
+    "tests/replication/test_presence_across_rounds.py",
     "tests/replication/test_round_end.py",
     "tests/replication/test_races.py",
     "tests/replication/test_order.py",

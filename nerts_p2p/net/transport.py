@@ -77,14 +77,29 @@ class UdpTransport:
         return True
 
     async def receive(self) -> tuple[bytes, Address]:
+        if self._raw is None:
+            while True:
+                try:
+                    data, source = await self._sock.recvfrom(RECEIVE_BUFFER)
+                except ConnectionError:
+                    # Linux reports an earlier ICMP "port unreachable" on the next recv: a
+                    # peer that went away. Not our socket's fault; keep reading.
+                    continue
+                return data, (str(source[0]), int(source[1]))
+        # Straight to the kernel, then sleep until the socket is readable: the node has just
+        # taken everything the socket held (`receive_now`), so the first try usually finds
+        # nothing, and after the wake-up the datagram is read at once (trio's socket
+        # `recvfrom` does the same through more layers).
+        await trio.lowlevel.checkpoint_if_cancelled()
         while True:
-            try:
-                data, source = await self._sock.recvfrom(RECEIVE_BUFFER)
-            except ConnectionError:
-                # Linux reports an earlier ICMP "port unreachable" on the next recv: a peer
-                # that went away. Not our socket's fault; keep reading.
-                continue
-            return data, (str(source[0]), int(source[1]))
+            got = self.receive_now()
+            if got is not None:
+                await trio.lowlevel.cancel_shielded_checkpoint()
+                return got
+            await trio.lowlevel.wait_readable(self._raw)
+            got = self.receive_now()
+            if got is not None:
+                return got
 
     def receive_now(self) -> tuple[bytes, Address] | None:
         """A datagram the kernel already holds, without waiting for the event loop; None if

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 from nerts_p2p.game.errors import NertsError
 from nerts_p2p.game.rules import Rules
-from protocol.messages import Kind, Op
+from protocol.messages import Kinds, Op
 from protocol.sync import SyncPeer
 
 from .wire import rules_from_wire
@@ -60,6 +60,9 @@ class TableGate:
 
     def __init__(self, sync: SyncPeer) -> None:
         self.sync = sync
+        #: The table's OPEN and its rules: read once (every READY is checked against them,
+        #: and reading rules from the wire costs more than the check).
+        self._rules_of: tuple[Op, Rules | None] | None = None
 
     def install(self) -> TableGate:
         self.sync.game_check = self
@@ -69,22 +72,27 @@ class TableGate:
         op = self.sync.open_op
         if op is None:
             return None
+        cached = self._rules_of
+        if cached is not None and cached[0] is op:
+            return cached[1]
         try:
-            return rules_from_wire(op.payload[2])
+            rules: Rules | None = rules_from_wire(op.payload[2])
         except NertsError:
-            return None  # cannot happen: a bad OPEN is refused here
+            rules = None  # cannot happen: a bad OPEN is refused here
+        self._rules_of = (op, rules)
+        return rules
 
     def __call__(self, op: Op) -> str | None:
         try:
-            if op.kind == Kind.OPEN:
+            if op.kind == Kinds.OPEN:
                 rules = rules_from_wire(op.payload[2])
                 if op.payload[3] != rules.seats:
                     return f"OPEN offers {op.payload[3]} seats but its rules say {rules.seats}"
                 return None
-            if op.kind == Kind.READY:
+            if op.kind == Kinds.READY:
                 table = self.table_rules()
                 return shown_problem(table, op.payload[2]) if table is not None else None
-            if op.kind == Kind.START:
+            if op.kind == Kinds.START:
                 return self._start_problem(op)
         except NertsError as exc:
             return f"{op.kind.name}: {exc}"

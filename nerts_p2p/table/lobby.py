@@ -13,7 +13,7 @@ from nerts_p2p.game.deck import SALT_BYTES, SEED_BYTES, deal_seat
 from nerts_p2p.game.errors import NertsError
 from nerts_p2p.game.rules import Rules
 from protocol.errors import LocalProtocolError
-from protocol.messages import MIX_NONCE_LEN, PLAYER, Kind, Op
+from protocol.messages import MIX_NONCE_LEN, PLAYER, Kinds, Op
 from protocol.order import nonce_commitment
 
 from . import round_start
@@ -47,7 +47,7 @@ def join_if_admitted(replica: TableReplica) -> Op | None:
     if admitted is None or sync.host is None or sync.delivered(sync.host) < admitted[0]:
         return None
     try:
-        return sync.author(Kind.JOIN, 0, [sync.key.public_key, replica.name, replica.role])
+        return sync.author(Kinds.JOIN, 0, [sync.key.public_key, replica.name, replica.role])
     except LocalProtocolError:
         return None  # not yet (a restart waits for its own chain): asked again later
 
@@ -64,7 +64,7 @@ def ready(replica: TableReplica) -> Op:
     shown = [deal.nerts[-1] & 63, *(c & 63 for c in deal.work)]
     escrow = seal_escrow(replica.sync.key, seed + salt + nonce, replica.randomness(24))
     op = replica.sync.author(
-        Kind.READY,
+        Kinds.READY,
         0,
         [number, deal_commitment(seed, salt), shown, nonce_commitment(nonce), escrow],
     )
@@ -98,7 +98,7 @@ def start(replica: TableReplica) -> Op:
     latest = {p: replica.sync.readies[(number, p)][-1] for p in players}
     round_start.round_setup(replica, number, payload, dict(latest))
     try:
-        op = replica.sync.author(Kind.START, number, payload)
+        op = replica.sync.author(Kinds.START, number, payload)
     except LocalProtocolError as exc:
         # Refused before it was signed or sent: round `number` is still free to start.
         raise NertsError(f"round {number} cannot start: {exc.message}") from exc

@@ -52,5 +52,7 @@ def play(replica: TableReplica, move: Move) -> Op | Rejection:
     except LocalProtocolError as exc:
         # Refused by our own gate (the table's Lamport time spent, say): never sent.
         return Rejection(RejectReason.ROUND_OVER, exc.message)
+    if replica.on_signed is not None:
+        replica.on_signed()  # on the wire before our own fold (crash-safe: stored first)
     replica._after_sync()
     return op

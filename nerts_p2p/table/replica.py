@@ -32,7 +32,7 @@ from nerts_p2p.game.rules import Rules
 from nerts_p2p.game.state import GameState
 from protocol.admission import refusal_words
 from protocol.errors import LocalProtocolError
-from protocol.messages import PLAYER, SPECTATOR, Kind, Op
+from protocol.messages import PLAYER, SPECTATOR, Kind, Kinds, Op
 from protocol.signing import SigningKeyPair
 from protocol.sync import (
     AuthorExpelled,
@@ -93,6 +93,10 @@ class TableReplica:
         self.presence = Presence()
         self._events: list[GameEvent] = []
         self._digest_of: tuple[GameState, bytes] | None = None
+        #: The shell's, if it wants it: called when one of our moves is signed and queued in
+        #: `outgoing()`, before we fold it here, so a shell can persist and send it a fold
+        #: sooner (the others fold it meanwhile). Not I/O of the replica's own.
+        self.on_signed: Callable[[], None] | None = None
 
     # --- construction ----------------------------------------------------------------
 
@@ -121,7 +125,7 @@ class TableReplica:
             randomness=randomness,
         )
         replica.sync.author(
-            Kind.OPEN,
+            Kinds.OPEN,
             0,
             [key.public_key, name, rules_to_wire(rules), rules.seats, spectators, nonce, private],
         )
@@ -287,7 +291,7 @@ class TableReplica:
     def leave(self) -> Op:
         """Say goodbye to the table (a LEAVE): the shell does this when its match is over,
         so the others know the match ended for this member rather than wait on it."""
-        op = self.sync.author(Kind.LEAVE, 0, None)
+        op = self.sync.author(Kinds.LEAVE, 0, None)
         self._after_sync()
         return op
 
@@ -338,7 +342,7 @@ class TableReplica:
 
     def _on_delivered(self, event: OpDelivered, refold: dict[int, int]) -> None:
         op = event.op
-        if op.kind == Kind.START:
+        if op.kind == Kinds.START:
             round_start.begin_round(self, op)
             return
         if op.epoch == 0 or event.position is None:
@@ -348,12 +352,12 @@ class TableReplica:
             return
         if op.author == self.me:
             # Ours, back from the store after a restart: never sent twice.
-            rnd.revealed = rnd.revealed or op.kind == Kind.REVEAL
-            rnd.shared = rnd.shared or op.kind == Kind.SEED_SHARE
-        if op.kind == Kind.REVEAL:
+            rnd.revealed = rnd.revealed or op.kind == Kinds.REVEAL
+            rnd.shared = rnd.shared or op.kind == Kinds.SEED_SHARE
+        if op.kind == Kinds.REVEAL:
             rnd.reveals[op.author] = op
         elif (
-            op.kind == Kind.SEED_SHARE
+            op.kind == Kinds.SEED_SHARE
             and op.payload[0] == self.me
             and deal_secrets.take_partner_seed(self, rnd, op)
         ):

@@ -15,7 +15,7 @@ from nerts_p2p.game.errors import NotationError, Rejection, RejectReason
 from nerts_p2p.game.moves import Move, parse_move
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.game.state import GameState
-from protocol.messages import Kind, Op
+from protocol.messages import Kinds, Op
 from protocol.order import EpochLog
 
 from .events import RoundFinal
@@ -87,7 +87,7 @@ class ReplicatedRound:
         step = FoldStep(op, None, False, "")
         position = len(self.steps)
         key = self.log.keys[position] if position < len(self.log.keys) else self.log.order_key(op)
-        if op.kind == Kind.MOVE and self.log.counts(op):
+        if op.kind == Kinds.MOVE and self.log.counts(op):
             seat = self.seat_of[op.author]
             result: GameState | Rejection
             parsed = self.parsed.get(op.hash)

@@ -19,13 +19,35 @@ pytestmark = pytest.mark.skipif(WHY_NOT is not None, reason=WHY_NOT or "")
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _on(host: LanHost, args: list[str], data: Path) -> subprocess.Popen[str]:
-    argv = [sys.executable, "-m", "client.cli", *args, "--interface", host.address]
+#: A `nerts-p2p` command that imports everything first, then waits for a line on stdin
+#: before it runs: at a load of 12 the imports alone take seconds.
+PRIMED = (
+    "import sys, client.cli, client.netplay; sys.stdin.readline(); "
+    "sys.exit(client.cli.main(sys.argv[1:]))"
+)
+
+
+def _on(
+    host: LanHost, args: list[str], data: Path, *, primed: bool = False
+) -> subprocess.Popen[str]:
+    program = ["-c", PRIMED] if primed else ["-m", "client.cli"]
+    argv = [sys.executable, *program, *args, "--interface", host.address]
     if args[0] != "list":
         argv += ["--data-dir", str(data), "--silence", "60", "--json"]
     return subprocess.Popen(
-        host.command(argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT
+        host.command(argv),
+        stdin=subprocess.PIPE if primed else None,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
     )
+
+
+def _go(process: subprocess.Popen[str]) -> None:
+    assert process.stdin is not None
+    process.stdin.write("go\n")
+    process.stdin.flush()  # left open: `communicate` closes it
 
 
 def test_three_hosts_play_with_a_late_spectator_and_a_pulled_cable(tmp_path: Path) -> None:
@@ -57,11 +79,16 @@ def test_three_hosts_play_with_a_late_spectator_and_a_pulled_cable(tmp_path: Pat
         assert name in out
         ann = _on(h2, ["join", name, "--as", "ann", "--headless", *fast], tmp_path / "h2")
         bob = _on(h3, ["join", name, "--as", "bob", "--headless", *fast], tmp_path / "h3")
+        watcher = _on(h2, ["spectate", name, "--as", "late"], tmp_path / "h2-watch", primed=True)
         assert host.stdout is not None
         first = host.stdout.readline()
         assert first.startswith('{"round":1'), host.stderr.read() if host.stderr else ""
-        time.sleep(0.5)  # round 2 is being played
-        watcher = _on(h2, ["spectate", name, "--as", "late"], tmp_path / "h2-watch")
+        # Round 2 is being played. The late spectator looks for the table now, and Bob's
+        # cable is pulled now: round 2 cannot end without him, so the table is still
+        # announced while the spectator looks. (Started only now, a spectator on a loaded
+        # host spent seconds importing, the match ended meanwhile and its table was
+        # withdrawn: "no table found".)
+        _go(watcher)
         lan.unplug(h3)
         time.sleep(3.0)
         lan.plug(h3)

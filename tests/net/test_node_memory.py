@@ -2,21 +2,23 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import trio
 import trio.testing
 
+from nerts_p2p.game.bots import CASUAL, BotPlayer
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.net.contacts import encode_contacts
-from nerts_p2p.net.node import NodeEvent, TableNode
+from nerts_p2p.net.node import NodeEvent, Play, TableNode
 from nerts_p2p.net.records import network_round_record
 from nerts_p2p.net.resume import resume_replica
 from nerts_p2p.net.store import TableHeader, TableStore
 from nerts_p2p.net.transport import MemoryNetwork
 from nerts_p2p.table.replica import TableReplica
-from protocol.messages import SPECTATOR
-from tools.mesh import seeded_bytes
+from protocol.messages import SPECTATOR, Op
+from tools.mesh import PeerMesh, seeded_bytes
 
 from .helpers import MemoryTable, key_for
 
@@ -167,3 +169,74 @@ async def test_a_host_node_stores_its_open_before_anyone_joins(
     resumed = resume_replica(key_for("host"), again, randomness=seeded_bytes("again"))
     assert resumed.sync.table == replica.sync.table
     assert resumed.rules == replica.rules
+
+
+async def test_a_move_is_stored_then_on_the_wire_before_its_author_folds_it() -> None:
+    # The others fold our move while we fold it: it goes out as soon as it is signed (and,
+    # crash-safe, after it is stored), not after our own fold of it.
+    mesh = PeerMesh(players=2, rules=Rules(seats=2), seed=3)
+    replica = mesh.replicas[0]
+    while not (
+        replica.current_round is not None
+        and len(replica.current_round.log.nonces) == 2
+        and replica.seat is not None
+    ):
+        assert mesh.step()
+    mesh._flush(0)  # what the mesh's own run left to send
+    rnd = replica.current_round
+    seen: list[tuple[str, int]] = []  # (what happened, ops folded here at that moment)
+
+    class Store:
+        def append_own(self, op: Op) -> None:
+            seen.append((f"stored {op.kind.name}", len(rnd.steps)))
+
+        def append_seed(self, number: int, seed: bytes, salt: bytes) -> None:
+            pass
+
+        def append_clock_lease(self, value: int) -> None:
+            pass
+
+    class Wire:
+        address = ("10.0.0.1", 1)
+
+        def send_now(self, datagram: bytes, destination: tuple[str, int]) -> bool:
+            seen.append(("sent", len(rnd.steps)))
+            return True
+
+    node = TableNode(replica, Wire(), store=Store())  # type: ignore[arg-type]
+    node.gossiped[mesh.replicas[1].me] = ("10.0.0.2", 2)
+    node._flush()  # a fresh store takes our ops so far
+    seen.clear()
+    move = BotPlayer(CASUAL, replica.seat, random.Random(1)).act(rnd.state)
+    assert move is not None
+    folded_before = len(rnd.steps)
+    node.apply_intent(Play(move))
+    assert seen[:2] == [("stored MOVE", folded_before), ("sent", folded_before)]
+    assert len(rnd.steps) == folded_before + 1  # and folded here right after
+
+
+async def test_joiners_learn_each_others_address_as_soon_as_they_are_members(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    # The host told the table its contacts once a second, or when a new peer first wrote to
+    # it, which is before that peer is a member (and CONTACTS names only members): a round
+    # started within the second sent its first moves between joiners only through
+    # anti-entropy, a heartbeat late.
+    table = MemoryTable(MemoryNetwork(), Rules(seats=3, nerts_size=5))
+    host = table.open()
+    ann, bob = table.join("ann"), table.join("bob")
+    async with trio.open_nursery() as nursery:
+        for node in table.nodes:
+            await nursery.start(node.run)
+            node.events.close()
+        for pilot in table.pilots:
+            nursery.start_soon(pilot.run)
+        members = host.replica.sync.members
+        while not (ann.replica.me in members and bob.replica.me in members):
+            await trio.sleep(0.005)
+        joined = trio.current_time()
+        while not (bob.address in ann.addresses() and ann.address in bob.addresses()):
+            await trio.sleep(0.005)
+        introduced = trio.current_time() - joined
+        nursery.cancel_scope.cancel()
+    assert introduced < 0.2  # a tick or two (25 ms each) and the network's latency

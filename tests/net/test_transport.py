@@ -62,3 +62,23 @@ async def test_a_burst_of_junk_is_all_taken_and_the_node_keeps_its_table() -> No
     assert node.stats.datagrams_in == count
     assert replica.sync.vector() == vector
     assert replica.sync.counters.total >= count
+
+
+async def test_a_cancelled_receive_stops_even_when_datagrams_are_waiting() -> None:
+    # A node asked to stop (Ctrl-C, the match over) stops under a flood too: a receive that
+    # finds datagrams already queued is still a cancellation point, and takes none of them.
+    transport = await open_udp_transport("127.0.0.1")
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sender:
+            sender.bind(("127.0.0.1", 0))
+            sender.sendto(b"first", transport.address)
+            sender.sendto(b"second", transport.address)
+            await trio.sleep(0.05)
+            with trio.CancelScope() as scope:
+                scope.cancel()
+                await transport.receive()
+            assert scope.cancelled_caught
+            assert await transport.receive() == (b"first", sender.getsockname())
+            assert transport.receive_now() == (b"second", sender.getsockname())
+    finally:
+        transport.close()

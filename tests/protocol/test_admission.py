@@ -1,14 +1,7 @@
-"""Admission and private tables (PROTOCOL.md 17), sans-I/O.
-
-`Lan` moves datagrams the way the node does: a BROADCAST goes to the peers a replica
-serves (`SyncPeer.peers`) and to the host's address it was given, never to everyone in
-the room, so a peer the table did not admit hears only what is sent to it.
-"""
+"""Admission and private tables (PROTOCOL.md 17), sans-I/O (the room: `admission_lan.Lan`).
+Floods of HELLOs against the host's bounds: `test_admission_flood.py`."""
 
 from __future__ import annotations
-
-import hashlib
-from collections.abc import Hashable
 
 import pytest
 
@@ -16,10 +9,7 @@ from nerts_p2p.game.rules import Rules
 from nerts_p2p.table.replica import TableReplica
 from protocol import admission
 from protocol.admission import (
-    ADMIT_TTL,
     MAX_ADMITTED,
-    MAX_SPECTATORS,
-    PER_SOURCE_WAITING,
     Refusal,
     admission_mac,
     table_key,
@@ -39,114 +29,9 @@ from protocol.messages import (
     hello_body,
     op_body,
 )
-from protocol.signing import SigningKeyPair
-from protocol.sync import BROADCAST
 from tools.mesh import PeerMesh
 
-PASSPHRASE = "plum tree at midnight"
-RULES = Rules(seats=2)
-
-
-def _key(label: str) -> SigningKeyPair:
-    return SigningKeyPair(hashlib.sha256(f"admission/{label}".encode()).digest())
-
-
-def _randomness(label: str):  # type: ignore[no-untyped-def]
-    counter = 0
-
-    def draw(n: int) -> bytes:
-        nonlocal counter
-        counter += 1
-        return hashlib.sha256(f"{label}/{counter}".encode()).digest()[:n]
-
-    return draw
-
-
-class Lan:
-    """Replica 0 hosts; the others join through the host's address (index 0)."""
-
-    def __init__(self, *, private: bool, spectators: bool = True) -> None:
-        self.now = 0.0
-        self.host = TableReplica.open_table(
-            _key("host"),
-            name="host",
-            rules=RULES,
-            spectators=spectators,
-            randomness=_randomness("host"),
-            private=private,
-        )
-        if private:
-            self.host.use_table_key(table_key(PASSPHRASE, self.host.sync.table))
-        self.replicas: list[TableReplica] = [self.host]
-        self.wire: list[tuple[int, Hashable, bytes]] = []  # (from, to, datagram) as sent
-
-    @property
-    def table(self) -> bytes:
-        return self.host.sync.table
-
-    def add(self, label: str, *, role: int = PLAYER, passphrase: str | None = None) -> int:
-        replica = TableReplica.joining(
-            _key(label), self.table, name=label, role=role, randomness=_randomness(label)
-        )
-        if passphrase is not None:
-            replica.use_table_key(table_key(passphrase, self.table))
-        self.replicas.append(replica)
-        index = len(self.replicas) - 1
-        replica.request_table(self.host.me, 0, self.now)
-        return index
-
-    def deliver(self, rounds: int = 60) -> None:
-        """Send what everyone has to say, and tick, until quiet (`rounds` heartbeats)."""
-        for _ in range(rounds):
-            self.now += 0.05
-            for replica in self.replicas:
-                replica.tick(self.now)
-                if (
-                    replica.sync.open_op is not None
-                    and not replica.is_member
-                    and replica.admission_refused is None
-                    and replica.sync.admission.wanted
-                ):
-                    replica.join()  # what the node's autopilot does, every second
-            self.flush()
-
-    def flush(self) -> None:
-        for _ in range(20):
-            moved = False
-            for index, replica in enumerate(self.replicas):
-                for destination, datagram in replica.outgoing():
-                    moved = True
-                    for target in self._targets(index, destination):
-                        self.wire.append((index, target, datagram))
-                        self.replicas[target].receive(datagram, index, self.now)
-            if not moved:
-                return
-
-    def _targets(self, sender: int, destination: Hashable) -> list[int]:
-        if destination != BROADCAST:
-            assert isinstance(destination, int)
-            return [destination] if destination < len(self.replicas) else []
-        sync = self.replicas[sender].sync
-        targets = {s for s in sync.peers.values() if isinstance(s, int)}
-        if sender != 0:
-            targets.add(0)  # the host's address, from discovery
-        targets.discard(sender)
-        # Addresses of no replica here (a flooder's) are sent into the void.
-        return sorted(t for t in targets if t < len(self.replicas))
-
-    def join(self, index: int) -> None:
-        self.deliver(2)
-        self.replicas[index].join()
-        self.deliver()
-
-
-def _play_a_round(lan: Lan, players: list[int]) -> None:
-    for index in players:
-        lan.replicas[index].ready()
-    lan.deliver()
-    lan.host.start()
-    lan.deliver()
-
+from .admission_lan import PASSPHRASE, Lan, keypair, play_a_round
 
 # --- private tables: the passphrase --------------------------------------------------------
 
@@ -163,7 +48,7 @@ def test_a_joiner_with_the_passphrase_is_admitted_joins_and_plays() -> None:
     assert admit.payload == (replica.sync.key.public_key, PLAYER)
     join = replica.sync.logs[replica.me][0]
     assert dict(join.lobby_deps)[lan.host.me] == admit.seq
-    _play_a_round(lan, [0, alice])
+    play_a_round(lan, [0, alice])
     assert lan.host.current_round is not None
     assert replica.current_round is not None
     assert replica.seat is not None
@@ -183,7 +68,7 @@ def test_a_wrong_passphrase_gets_no_membership_no_ops_and_a_reason(role: int) ->
     lan = Lan(private=True)
     alice = lan.add("alice", passphrase=PASSPHRASE)
     lan.join(alice)
-    _play_a_round(lan, [0, alice])
+    play_a_round(lan, [0, alice])
     mallory = lan.add("mallory", role=role, passphrase="plum tree at noon")
     lan.join(mallory)
     lan.deliver(40)  # heartbeats, retries: nothing more comes of it
@@ -258,7 +143,7 @@ def test_an_answer_replayed_to_the_host_or_under_another_nonce_is_refused() -> N
     assert lan.host.outgoing() == []
     # Mallory asks for a nonce of her own and answers with Alice's MAC: it is bound to
     # Alice's key and Alice's nonce, so it is wrong for Mallory.
-    mallory = _key("mallory")
+    mallory = keypair("mallory")
     lan.host.receive(
         seal(mallory, hello_body(lan.table, mallory.key_id, mallory.public_key, 0, "m")), 9, lan.now
     )
@@ -276,13 +161,13 @@ def test_an_answer_replayed_to_the_host_or_under_another_nonce_is_refused() -> N
 
 def test_the_mac_binds_table_keys_role_and_nonce() -> None:
     key = table_key(PASSPHRASE, b"table-01")
-    host, joiner = _key("h").public_key, _key("j").public_key
+    host, joiner = keypair("h").public_key, keypair("j").public_key
     nonce = bytes(range(16))
     mac = admission_mac(key, b"table-01", host, joiner, PLAYER, nonce)
     others = [
         admission_mac(table_key(PASSPHRASE, b"table-02"), b"table-02", host, joiner, 0, nonce),
         admission_mac(key, b"table-01", joiner, host, PLAYER, nonce),
-        admission_mac(key, b"table-01", host, _key("x").public_key, PLAYER, nonce),
+        admission_mac(key, b"table-01", host, keypair("x").public_key, PLAYER, nonce),
         admission_mac(key, b"table-01", host, joiner, SPECTATOR, nonce),
         admission_mac(key, b"table-01", host, joiner, PLAYER, bytes(16)),
         admission_mac(table_key("other", b"table-01"), b"table-01", host, joiner, 0, nonce),
@@ -299,7 +184,7 @@ def _admits(replica: TableReplica) -> list[bytes]:
 
 
 def _invented_join(lan: Lan, n: int) -> bytes:
-    key = _key(f"flood/{n}")
+    key = keypair(f"flood/{n}")
     body = op_body(
         Kind.JOIN, lan.table, key.key_id, 1, NO_PREV, 3, 0, [[lan.host.me, 1]],
         [key.public_key, f"j{n}", SPECTATOR],
@@ -315,7 +200,7 @@ def test_a_join_flood_is_refused_honest_peers_keep_playing_and_a_late_joiner_get
     lan = Lan(private=private)
     alice = lan.add("alice", passphrase=passphrase)
     lan.join(alice)
-    _play_a_round(lan, [0, alice])
+    play_a_round(lan, [0, alice])
     for n in range(500):
         datagram = _invented_join(lan, n)
         for replica in lan.replicas:
@@ -332,59 +217,16 @@ def test_a_join_flood_is_refused_honest_peers_keep_playing_and_a_late_joiner_get
     assert len(lan.host.sync.members) == 3
 
 
-def test_a_hello_flood_from_one_address_gets_two_admissions_then_busy() -> None:
-    lan = Lan(private=False)
-    verdicts = []
-    for n in range(40):
-        key = _key(f"hello-flood/{n}")
-        hello = hello_body(lan.table, key.key_id, key.public_key, SPECTATOR, f"h{n}")
-        lan.host.receive(seal(key, hello), 66, lan.now)
-        for _, datagram in lan.host.outgoing():
-            message = decode(datagram, table=lan.table)
-            if isinstance(message, Verdict):
-                verdicts.append(message)
-    assert sum(1 for v in verdicts if v.admit_seq) == PER_SOURCE_WAITING
-    assert {v.reason for v in verdicts if not v.admit_seq} == {Refusal.BUSY}
-    # An honest joiner from its own address is not shut out.
-    honest = lan.add("honest")
-    lan.join(honest)
-    assert lan.replicas[honest].is_member
-
-
-def test_a_hello_flood_from_many_addresses_fills_the_table_only_until_admissions_lapse() -> None:
-    lan = Lan(private=False)
-    admitted = 0
-    for n in range(60):
-        key = _key(f"many/{n}")
-        hello = hello_body(lan.table, key.key_id, key.public_key, SPECTATOR, f"m{n}")
-        lan.host.receive(seal(key, hello), 1000 + n, lan.now)
-        for _, datagram in lan.host.outgoing():
-            message = decode(datagram, table=lan.table)
-            if isinstance(message, Verdict) and message.admit_seq:
-                admitted += 1
-    # The host counts itself and the keys it admitted that have not joined yet.
-    limit = RULES.seats + MAX_SPECTATORS
-    assert admitted == limit - 1
-    honest = lan.add("honest")
-    lan.join(honest)
-    assert lan.replicas[honest].admission_refused == "the table is full"
-    # None of the flood's keys ever joined: after ADMIT_TTL they count no more.
-    lan.replicas[honest].sync.admission.refused = None
-    lan.now += ADMIT_TTL + 1
-    lan.join(honest)
-    assert lan.replicas[honest].is_member
-
-
 def test_the_member_list_never_outgrows_a_heartbeat() -> None:
     """Even a host that admits everyone it can (no policy): the gate stops at MAX_ADMITTED,
     and a heartbeat naming every member fits a datagram."""
     lan = Lan(private=False)
     host = lan.host.sync
-    keys = [_key(f"member/{n}") for n in range(MAX_ADMITTED)]
+    keys = [keypair(f"member/{n}") for n in range(MAX_ADMITTED)]
     for key in keys:
         host.author(Kind.ADMIT, 0, [key.public_key, SPECTATOR])
     with pytest.raises(LocalProtocolError, match="admitted"):
-        host.author(Kind.ADMIT, 0, [_key("one too many").public_key, SPECTATOR])
+        host.author(Kind.ADMIT, 0, [keypair("one too many").public_key, SPECTATOR])
     for n, key in enumerate(keys):
         body = op_body(
             Kind.JOIN, lan.table, key.key_id, 1, NO_PREV, 10_000 + n, 0,
@@ -404,7 +246,7 @@ def test_only_the_host_admits_and_never_the_same_key_twice() -> None:
     lan.join(alice)
     replica = lan.replicas[alice].sync
     with pytest.raises(LocalProtocolError, match="only the table's host admits"):
-        replica.author(Kind.ADMIT, 0, [_key("friend").public_key, PLAYER])
+        replica.author(Kind.ADMIT, 0, [keypair("friend").public_key, PLAYER])
     with pytest.raises(LocalProtocolError, match="already admitted"):
         lan.host.sync.author(Kind.ADMIT, 0, [replica.key.public_key, PLAYER])
     assert admission.is_private(lan.host.sync) is False

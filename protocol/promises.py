@@ -15,8 +15,8 @@ equivocation, and relays the pair so every peer reaches the same verdict.
 
 - `latest`: each author's heartbeat with the highest Lamport time, relayed once to every peer
   (an EVIDENCE message), so a horizon travels around a link that loses everything one way;
-- `open`: heartbeats whose promised op has not been delivered here yet, a few per author,
-  checked when that op arrives.
+- `open`: heartbeats whose promised op has not been delivered here yet, a few per author
+  (and the latest heartbeat's, whatever the others), checked when that op arrives.
 
 Pure data and pure functions: no I/O, no clock.
 """
@@ -74,9 +74,14 @@ class PromiseBook:
         kept = pending.get(own)
         if kept is None or hb.lamport > kept.lamport:
             pending[own] = hb
-            # Bounded: the promises about the newest ops are the ones still to be checked.
+            # Bounded: the promises about the newest ops are the ones still to be checked,
+            # and always the latest heartbeat's (the horizon it raised is what that promise
+            # guards): a liar's heartbeats stamped earlier but naming more of its own ops
+            # must not push it out unchecked (found by tools.mutate, seed 501).
+            latest = self.latest[author]
             for stale in sorted(pending)[:-MAX_OPEN_PER_AUTHOR]:
-                del pending[stale]
+                if pending[stale] is not latest:
+                    del pending[stale]
             return True
         return newer
 

@@ -1,0 +1,33 @@
+"""The promises a peer keeps per author are bounded, but the latest heartbeat's is never
+pushed out before its op arrives (PROTOCOL.md 7): it raised the author's horizon, and an op
+stamped below it would reorder what was already stable. (Found by `tools.mutate`, seed
+501, `protocol/sync_evidence.py`: the relay shortcut's survivor showed a liar could flood
+that promise out of `PromiseBook` with heartbeats stamped earlier naming more of its ops.)"""
+
+from __future__ import annotations
+
+from protocol.envelope import seal
+from protocol.errors import DropReason
+from protocol.messages import heartbeat_body
+from tests.protocol.test_hostile import IDS, next_op, observer
+from tools.gen_vectors import KEYS, TABLE
+
+
+def test_heartbeats_stamped_earlier_cannot_push_out_the_latest_promise_unchecked() -> None:
+    peer = observer()
+    alice = IDS["alice"]
+    last = peer.logs[alice][-1]
+    held = dict(peer.vector())
+    # Alice's latest heartbeat: her next op is to be stamped after last + 100.
+    promise = heartbeat_body(TABLE, alice, last.lamport + 100, sorted(held.items()), b"")
+    peer.receive(seal(KEYS["alice"], promise), "alice", 1.0)
+    # Then eight heartbeats stamped earlier, each naming more ops of hers than we hold.
+    for more in range(1, 9):
+        vector = {**held, alice: last.seq + more}
+        body = heartbeat_body(TABLE, alice, last.lamport + 10 + more, sorted(vector.items()), b"")
+        peer.receive(seal(KEYS["alice"], body), "alice", 1.0)
+    # Her next op is stamped below the latest promise: the lie is caught all the same.
+    peer.receive(next_op("alice", lamport=last.lamport + 50), "alice", 1.1)
+    assert peer.delivered(alice) == last.seq + 1
+    assert peer.expelled.get(alice) == last.seq + 1
+    assert peer.counters[DropReason.BROKEN_PROMISE] == 1

@@ -44,3 +44,17 @@ def test_a_peer_that_lacks_50_ops_is_pushed_32_of_them_per_heartbeat() -> None:
             assert destination == 1
             pushed += [decode_op(b, s, table=mover.sync.table) for b, s in message.ops]
     assert [(op.author, op.seq) for op in pushed] == [(mover.me, have + k) for k in range(1, 33)]
+
+
+def test_one_author_may_have_512_ops_waiting_and_not_one_more() -> None:
+    # (seed 501: the per-author bound made 513 kept every test green, since the test of
+    # the per-author share reads the constant rather than the number PROTOCOL.md 4 gives.)
+    rules = Rules(seats=2)
+    seeds = [seed_showing(rules, [], label=f"bound/{i}") for i in range(2)]
+    table = ManualTable(rules, seeds, spectators=1)
+    peer, _, member = table.players
+    waiting = _leaves(member, peer.me, 514)[1:]  # 513 ops, all waiting for the first
+    for i, datagram in enumerate(waiting):
+        peer.receive(datagram, i, 1.0)  # a source each: no rate limit applies
+    assert len(peer.sync.pending[member.me]) == 512
+    assert peer.sync.counters[DropReason.RATE_LIMITED] == 1

@@ -102,6 +102,7 @@ SYNC_TESTS: tuple[str, ...] = (
     "tests/protocol/test_relayed_evidence.py",
     "tests/protocol/test_relayed_heartbeats.py",
     "tests/protocol/test_promise_bound.py",
+    "tests/protocol/test_heartbeats_run_ahead.py",
     "tests/protocol/test_parking.py",
     "tests/protocol/test_divergence_probe.py",
     "tests/replication/test_heir_start_waits.py",

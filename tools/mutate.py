@@ -48,6 +48,8 @@ ROOT = Path(__file__).resolve().parent.parent
 #: (one concept each) is judged by the same subset.
 REPLICA_TESTS: tuple[str, ...] = (
     "tests/replication/test_table_seats.py",
+    "tests/replication/test_reveals.py",
+    "tests/replication/test_race_announcements.py",
     "tests/replication/test_pinned_behaviours.py",
     "tests/replication/test_replica_rules.py",
     "tests/replication/test_presence_across_rounds.py",

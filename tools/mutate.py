@@ -114,6 +114,7 @@ SYNC_TESTS: tuple[str, ...] = (
     "tests/protocol/test_invalid_copy_chain.py",
     "tests/protocol/test_ops_awaiting_a_key.py",
     "tests/replication/test_stamping_bounds.py",
+    "tests/replication/test_stamp_after_expelled_liar.py",
 )
 #: ...and the modules whose concept only whole simulated tables exercise also by these
 #: (each a minute or more on a loaded host: a surviving mutant costs the whole subset).

@@ -50,6 +50,7 @@ REPLICA_TESTS: tuple[str, ...] = (
     "tests/replication/test_table_seats.py",
     "tests/replication/test_reveals.py",
     "tests/replication/test_race_announcements.py",
+    "tests/replication/test_partner_seed.py",
     "tests/replication/test_pinned_behaviours.py",
     "tests/replication/test_replica_rules.py",
     "tests/replication/test_presence_across_rounds.py",

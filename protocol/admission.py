@@ -22,9 +22,10 @@ neither join nor watch.
 
 The host's own bounds (its policy, not the gate's; the gate enforces `MAX_ADMITTED`), so
 that no flood of HELLOs from invented keys shuts real players out (PROTOCOL.md 17.4):
-- two rooms: players present (not left) plus players admitted in the last `ADMIT_TTL` s
-  that have not joined yet stay within the seats; spectators likewise within
-  `MAX_SPECTATORS`. A flood in one role never takes the other's room;
+- room: members present (not left) plus keys admitted in the last `ADMIT_TTL` s that have
+  not joined yet stay within the seats plus `MAX_SPECTATORS` (players beyond the seats may
+  sit a round out), and spectators within `MAX_SPECTATORS` of it, so invented spectators
+  never take the seats' part of the room;
 - the last ADMITs are the seats': spectators are admitted only while fewer than
   `MAX_ADMITTED` minus the seats are signed, so however many spectators come and go over a
   table's life, the seats stay admissible;
@@ -456,10 +457,12 @@ class Admission:
                 waiting.append(admitted)
             else:
                 no_shows.add(admitted.where)
-        present = sum(1 for m in sync.members.values() if not m.left and m.role == role)
-        present += sum(1 for a in waiting if a.role == role)
-        if present >= (seats if role != SPECTATOR else MAX_SPECTATORS):
+        roles = Counter(m.role for m in sync.members.values() if not m.left)
+        roles.update(a.role for a in waiting)
+        if roles.total() >= seats + MAX_SPECTATORS:
             return Refusal.TABLE_FULL
+        if role == SPECTATOR and roles[SPECTATOR] >= MAX_SPECTATORS:
+            return Refusal.TABLE_FULL  # spectators never take the seats' part of the room
         where = origin(source)
         if is_loopback(where) or where in self.own_addresses:
             return None  # this machine: the host's own bots

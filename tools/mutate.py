@@ -86,6 +86,7 @@ SYNC_TESTS: tuple[str, ...] = (
     "tests/protocol/test_sync_refusals.py",
     "tests/protocol/test_sync_pinned.py",
     "tests/protocol/test_member_names.py",
+    "tests/protocol/test_signs_of_life.py",
     "tests/protocol/test_relay_and_requests.py",
     "tests/protocol/test_lamport_step.py",
     "tests/protocol/test_round_order.py",
@@ -102,9 +103,16 @@ SYNC_TESTS: tuple[str, ...] = (
     "tests/replication/test_one_way_link.py",
     "tests/protocol/test_reference_bounds.py",
     "tests/protocol/test_relayed_evidence.py",
+    "tests/protocol/test_relayed_heartbeats.py",
     "tests/protocol/test_parking.py",
     "tests/protocol/test_divergence_probe.py",
     "tests/replication/test_heir_start_waits.py",
+    "tests/replication/test_departure_on_own_vote.py",
+    "tests/protocol/test_first_op_equivocation.py",
+    "tests/protocol/test_deps_after_expulsion.py",
+    "tests/protocol/test_invalid_copy_chain.py",
+    "tests/protocol/test_ops_awaiting_a_key.py",
+    "tests/replication/test_stamping_bounds.py",
 )
 #: ...and the modules whose concept only whole simulated tables exercise also by these
 #: (each a minute or more on a loaded host: a surviving mutant costs the whole subset).

@@ -16,9 +16,9 @@ from protocol.admission import (
     Refusal,
 )
 from protocol.envelope import seal
-from protocol.messages import PLAYER, SPECTATOR, Kind, Verdict, decode, hello_body
+from protocol.messages import PLAYER, SPECTATOR, Challenge, Kind, Verdict, decode, hello_body
 
-from .admission_lan import RULES, Lan, keypair, play_a_round
+from .admission_lan import PASSPHRASE, RULES, Lan, keypair, play_a_round
 
 HOST = ("10.0.0.1", 5000)
 
@@ -106,12 +106,14 @@ def test_waves_of_spectators_never_spend_the_admissions_kept_for_the_seats() -> 
 
 def test_a_player_flood_from_many_addresses_holds_free_seats_only_until_it_lapses() -> None:
     """The limit of what a host can tell apart: invented players from many addresses take
-    the free seats' room for ADMIT_TTL; then they count no more, and their addresses are
+    the table's free room for ADMIT_TTL; then they count no more, and their addresses are
     not let in again (a flood that keeps the seats busy needs fresh addresses all along, and
     spends the table's admissions only as fast as seats fall free: section 12)."""
     lan = Lan(private=False, host_address=HOST)
-    flood = [_hello(lan, f"seats/{n}", PLAYER, (f"10.3.0.{n}", 5353)) for n in range(40)]
-    assert _admitted(flood) == RULES.seats - 1  # the host has its own seat
+    flood = [_hello(lan, f"seats/{n}", PLAYER, (f"10.3.0.{n}", 5353)) for n in range(30)]
+    # Players beyond the seats may sit a round out: the room is the seats plus 8, less
+    # the host's own place.
+    assert _admitted(flood) == RULES.seats + MAX_SPECTATORS - 1
     player = lan.add("real player", address=("10.0.0.7", 4000))
     lan.join(player)
     assert lan.replicas[player].admission_refused == "the table is full"
@@ -163,3 +165,27 @@ def test_a_joiner_kept_busy_gives_up_with_the_reason_after_its_patience() -> Non
     lan.now += BUSY_PATIENCE
     lan.deliver(30)
     assert replica.admission_refused == "too many joins from this address; try again later"
+
+
+def test_at_a_private_table_one_machine_gets_two_challenges_and_then_busy() -> None:
+    """Challenges wait like admissions: a flood from one machine on many ports cannot
+    crowd out the host's challenges to others (it keeps 64 at most, all joiners together)."""
+    lan = Lan(private=True, host_address=HOST)
+    challenges, refusals = 0, set()
+    for n in range(40):
+        key = keypair(f"private/{n}")
+        body = hello_body(lan.table, key.key_id, key.public_key, PLAYER, f"p{n}")
+        lan.host.receive(seal(key, body), ("10.0.0.66", 30_000 + n), lan.now)
+        for _, datagram in lan.host.outgoing():
+            message = decode(datagram, table=lan.table)
+            if isinstance(message, Challenge):
+                challenges += 1
+            elif isinstance(message, Verdict):
+                refusals.add(message.reason)
+    assert challenges == PER_SOURCE_WAITING
+    assert refusals == {Refusal.BUSY}
+    player = lan.add("real player", passphrase=PASSPHRASE, address=("10.0.0.7", 4000))
+    lan.join(player)
+    assert lan.replicas[player].is_member
+    play_a_round(lan, [0, player])
+    assert lan.replicas[player].seat is not None

@@ -156,6 +156,7 @@ TEST_SUBSETS: dict[str, tuple[str, ...]] = {
         "tests/engine/test_stuck.py",
         "tests/engine/test_variants.py",
         "tests/engine/test_owners_view.py",
+        "tests/engine/test_turn_knowledge.py",
         "tests/engine/test_properties.py::test_a_rejected_move_changes_nothing",
         "tests/engine/test_properties.py::test_every_card_of_every_deck_is_in_exactly_one_place",
     ),

@@ -271,7 +271,8 @@ async def find_table(interface: str, name: str, timeout: float) -> TableAd:
     if ad is None:
         raise NetPlayError(
             f"no table named {name!r} found on {interface} within {timeout:g} s "
-            "(`nerts-p2p list` shows the tables that are announced)"
+            "(`nerts-p2p list` shows the tables that are announced; a table is no longer "
+            "announced once its match has ended)"
         )
     if ad.protocol_version != PROTOCOL_VERSION:
         raise NetPlayError(

@@ -1,5 +1,12 @@
-"""Where a move's latency goes (`python -m tools.bench_net_trace [--rounds N]`): the move
-latency round of `nerts-p2p bench net`, with each player process traced stage by stage.
+"""Where a move's latency goes: the move latency round of `nerts-p2p bench net`, with each
+player process traced stage by stage.
+
+    python3 tools/netns_run.py -- .venv/bin/python -m tools.bench_net_trace [--rounds N]
+        [--realtime] [--stages] [--profile FILE] [--untraced]
+
+`--realtime` runs the players (and the floor's receiver) at real-time priority (as root):
+the other work on a busy host out of the way. `--stages` times the parts of a receive and of
+our own play; `--untraced` gives only the benchmark's own figures for each round.
 
 Not part of `bench net` itself: tracing costs a little (a receive with the kernel's arrival
 time, a trio instrument, a note around each piece of work), so the benchmark's own figures are
@@ -135,6 +142,29 @@ def analyse(results: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def untraced(seed: int, realtime: bool) -> dict[str, Any]:
+    """One round as `bench net` times it (optionally at real-time priority): p50 and p99
+    from signing, both floors and the ratios."""
+    results = _run_players(seed, 4, ["--realtime"] if realtime else [])
+    signed = {(a, q): signing for r in results for a, q, signing, _ in r["authored"]}
+    latencies = [
+        t - signed[(a, q)] for r in results for a, q, t, _ in r["folded"] if (a, q) in signed
+    ]
+    floor = statistics.median(_woken_floor(realtime=realtime)) * 1000
+    one_process = statistics.median(_floor()) * 1000
+    p50 = _p(latencies, 0.5)
+    return {
+        "seed": seed,
+        "p50 (ms)": round(p50, 3),
+        "p99 (ms)": round(_p(latencies, 0.99), 3),
+        "floor (ms)": round(floor, 3),
+        "p50 / floor (x)": round(p50 / floor, 2),
+        "one-process floor (ms)": round(one_process, 3),
+        "p50 / one-process floor (x)": round(p50 / one_process, 2),
+        "load average": round(os.getloadavg()[0], 2),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rounds", type=int, default=1)
@@ -146,7 +176,18 @@ def main() -> None:
         help="players at real-time priority (root): other work on this host out of the way",
     )
     parser.add_argument("--stages", action="store_true", help="time the parts of a receive")
+    parser.add_argument(
+        "--untraced",
+        action="store_true",
+        help="no tracing: only the benchmark's own latency figures (with --realtime: a quiet "
+        "host's scheduling on a busy one)",
+    )
     args = parser.parse_args()
+    if args.untraced:
+        for seed in range(args.seed, args.seed + args.rounds):
+            json.dump(untraced(seed, args.realtime), sys.stdout)
+            print()
+        return
     extra = ["--trace"] + (["--profile", args.profile] if args.profile else [])
     extra += ["--realtime"] if args.realtime else []
     extra += ["--stages"] if args.stages else []

@@ -42,6 +42,9 @@ from protocol.messages import Op
 from protocol.sync import BROADCAST
 
 CONTACTS_INTERVAL = 1.0
+#: Contacts that changed are told again at once, but not more often than this (a member
+#: whose address flaps must not make us tell the table at every tick).
+CONTACTS_SOONEST = 0.1
 #: Datagrams taken from the socket in one turn of the receive loop (`UdpTransport.receive_now`).
 RECEIVE_BURST = 64
 #: Lamport times per lease written to the store (one fsync per this many clock ticks).
@@ -172,7 +175,9 @@ class TableNode:
         )
         self._persisted_seeds = set(self.replica.my_secrets)
         self._clock_lease = 0
-        self._peers_told = -1
+        #: The contacts we told the table last (`_send_contacts`).
+        self._told: list[tuple[bytes, Address]] | None = None
+        self._contacts_sent = -CONTACTS_SOONEST
         self._next_contacts = 0.0
         self.cancel_scope: trio.CancelScope | None = None
         # Our own address is this machine (our bots ask from it), not a flood: the host's
@@ -268,8 +273,11 @@ class TableNode:
                 and self.bootstrap is not None
             ):
                 self.replica.request_table(self.table_host, self.bootstrap, now)
-            if now >= self._next_contacts or len(self.replica.sync.peers) != self._peers_told:
-                self._send_contacts(now)
+            entries = self._contact_entries()
+            if now >= self._next_contacts or (
+                entries != self._told and now >= self._contacts_sent + CONTACTS_SOONEST
+            ):
+                self._send_contacts(now, entries)
             self._flush()
             await trio.sleep(interval / 3)
 
@@ -390,17 +398,25 @@ class TableNode:
 
     # --- contacts -------------------------------------------------------------------------
 
-    def _send_contacts(self, now: float) -> None:
+    def _contact_entries(self) -> list[tuple[bytes, Address]]:
+        """The members whose addresses we know, as CONTACTS tells them."""
         sync = self.replica.sync
-        self._next_contacts = now + CONTACTS_INTERVAL
-        self._peers_told = len(sync.peers)
-        entries = [
+        return [
             (author, source)
             for author, source in sorted(sync.peers.items())
             if isinstance(source, tuple) and author in sync.members
         ]
+
+    def _send_contacts(self, now: float, entries: list[tuple[bytes, Address]]) -> None:
+        # Told again as soon as what we would tell changes (a joiner becomes a member, a peer
+        # comes back on another port), not only once a second: until the others know a new
+        # member's address, its ops reach them only through anti-entropy (a heartbeat
+        # later), which made the first moves of a round reach some peers ~80 ms late.
+        sync = self.replica.sync
+        self._next_contacts = now + CONTACTS_INTERVAL
         if not entries or not self.replica.is_member:
-            return
+            return  # nothing told: told as soon as there is something and we may
+        self._told, self._contacts_sent = entries, now
         datagrams = encode_contacts(sync.key, sync.table, entries)
         for address in self.addresses():
             for datagram in datagrams:

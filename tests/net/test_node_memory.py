@@ -213,3 +213,30 @@ async def test_a_move_is_stored_then_on_the_wire_before_its_author_folds_it() ->
     node.apply_intent(Play(move))
     assert seen[:2] == [("stored MOVE", folded_before), ("sent", folded_before)]
     assert len(rnd.steps) == folded_before + 1  # and folded here right after
+
+
+async def test_joiners_learn_each_others_address_as_soon_as_they_are_members(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    # The host told the table its contacts once a second, or when a new peer first wrote to
+    # it, which is before that peer is a member (and CONTACTS names only members): a round
+    # started within the second sent its first moves between joiners only through
+    # anti-entropy, a heartbeat late.
+    table = MemoryTable(MemoryNetwork(), Rules(seats=3, nerts_size=5))
+    host = table.open()
+    ann, bob = table.join("ann"), table.join("bob")
+    async with trio.open_nursery() as nursery:
+        for node in table.nodes:
+            await nursery.start(node.run)
+            node.events.close()
+        for pilot in table.pilots:
+            nursery.start_soon(pilot.run)
+        members = host.replica.sync.members
+        while not (ann.replica.me in members and bob.replica.me in members):
+            await trio.sleep(0.005)
+        joined = trio.current_time()
+        while not (bob.address in ann.addresses() and ann.address in bob.addresses()):
+            await trio.sleep(0.005)
+        introduced = trio.current_time() - joined
+        nursery.cancel_scope.cancel()
+    assert introduced < 0.2  # a tick or two (25 ms each) and the network's latency

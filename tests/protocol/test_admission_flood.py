@@ -16,9 +16,9 @@ from protocol.admission import (
     Refusal,
 )
 from protocol.envelope import seal
-from protocol.messages import PLAYER, SPECTATOR, Kind, Verdict, decode, hello_body
+from protocol.messages import PLAYER, SPECTATOR, Challenge, Kind, Verdict, decode, hello_body
 
-from .admission_lan import RULES, Lan, keypair, play_a_round
+from .admission_lan import PASSPHRASE, RULES, Lan, keypair, play_a_round
 
 HOST = ("10.0.0.1", 5000)
 
@@ -165,3 +165,27 @@ def test_a_joiner_kept_busy_gives_up_with_the_reason_after_its_patience() -> Non
     lan.now += BUSY_PATIENCE
     lan.deliver(30)
     assert replica.admission_refused == "too many joins from this address; try again later"
+
+
+def test_at_a_private_table_one_machine_gets_two_challenges_and_then_busy() -> None:
+    """Challenges wait like admissions: a flood from one machine on many ports cannot
+    crowd out the host's challenges to others (it keeps 64 at most, all joiners together)."""
+    lan = Lan(private=True, host_address=HOST)
+    challenges, refusals = 0, set()
+    for n in range(40):
+        key = keypair(f"private/{n}")
+        body = hello_body(lan.table, key.key_id, key.public_key, PLAYER, f"p{n}")
+        lan.host.receive(seal(key, body), ("10.0.0.66", 30_000 + n), lan.now)
+        for _, datagram in lan.host.outgoing():
+            message = decode(datagram, table=lan.table)
+            if isinstance(message, Challenge):
+                challenges += 1
+            elif isinstance(message, Verdict):
+                refusals.add(message.reason)
+    assert challenges == PER_SOURCE_WAITING
+    assert refusals == {Refusal.BUSY}
+    player = lan.add("real player", passphrase=PASSPHRASE, address=("10.0.0.7", 4000))
+    lan.join(player)
+    assert lan.replicas[player].is_member
+    play_a_round(lan, [0, player])
+    assert lan.replicas[player].seat is not None

@@ -32,3 +32,17 @@ def test_a_mismatch_after_its_probe_expired_is_probed_afresh_then_reported() -> 
     assert ours.divergences == 0
     assert _beat(theirs, ours, 16.5) == (0, 1)  # still there: a divergence
     assert ours.divergences == 1  # the peer's count of the divergences it reported
+
+
+def test_a_probe_stands_for_exactly_5_seconds() -> None:
+    # (seed 501: a mismatch exactly 5 s after the probe found it neither standing nor
+    # stale under `>`, so nothing was asked and the next mismatch was probed again.)
+    history = play_history()
+    ours, theirs = history.peers["alice"], history.peers["bob"]
+    ours.set_state_hash(b"A" * 16)
+    theirs.set_state_hash(b"B" * 16)
+    ours.outgoing()
+    ours.events()
+    assert _beat(theirs, ours, 10.0) == (1, 0)
+    assert _beat(theirs, ours, 15.0) == (1, 0)  # 5 s on: the probe is over, a new one
+    assert _beat(theirs, ours, 15.1) == (0, 1)  # on that new probe: a divergence

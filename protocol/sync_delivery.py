@@ -33,17 +33,17 @@ def deliver_ready(sync: SyncPeer) -> None:
             if op is None:
                 continue
             waits = blocked.get(author)
-            if waits is not None and waits[0] is op:
+            if (
+                waits is not None
+                and waits[0] is op
+                and len(logs.get(waits[1]) or ()) < waits[2]
+                and (waits[1] not in expelled or waits[2] < expelled[waits[1]])
+            ):
                 # Still short of the dep it failed on last time: no need to look again
                 # (a catching-up peer parks many ops, and each delivery re-scans them).
                 # `sync.delivered` and `sync_checks.beyond_expulsion`, written out: this
                 # runs for every parked author on every op a catching-up peer receives.
-                _, dep, seq = waits
-                held = logs.get(dep)
-                if (len(held) if held else 0) < seq and (
-                    dep not in expelled or seq < expelled[dep]
-                ):
-                    continue
+                continue
             if not deps_met(sync, op):
                 continue
             del queue[nxt]
@@ -133,9 +133,8 @@ def deliver(sync: SyncPeer, op: Op, *, authored: bool = False) -> None:
         times = sync._delivered_at[author] = []
     times.append(sync._now)
     sync._held_hashes.add(op.hash)
-    dead = sync.dead
-    if author in dead and dead[author] <= op.seq:
-        del dead[author]  # a valid twin of the op we rejected: nothing is dead now
+    if sync.dead.get(author, op.seq + 1) <= op.seq:
+        del sync.dead[author]  # a valid twin of the op we rejected: nothing is dead now
     lamport = op.lamport
     if not authored:
         # Our own ops come back this way only after a restart: the clock must pass them.

@@ -57,6 +57,9 @@ def expel_from(
             del sync._backdated_on[victim]
             del sync.dead[victim]
             sync.pending.setdefault(victim, {})[op.seq] = op
+            # It takes the place of any op parked at that seq since (a twin): what delivery
+            # remembered that op waiting for says nothing about this one.
+            sync._blocked_on.pop(victim, None)
     sync_delivery.deliver_ready(sync)
 
 

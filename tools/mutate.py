@@ -48,6 +48,8 @@ ROOT = Path(__file__).resolve().parent.parent
 #: (one concept each) is judged by the same subset.
 REPLICA_TESTS: tuple[str, ...] = (
     "tests/replication/test_table_seats.py",
+    "tests/replication/test_reveals.py",
+    "tests/replication/test_race_announcements.py",
     "tests/replication/test_pinned_behaviours.py",
     "tests/replication/test_replica_rules.py",
     "tests/replication/test_presence_across_rounds.py",
@@ -104,8 +106,12 @@ SYNC_TESTS: tuple[str, ...] = (
     "tests/protocol/test_parking.py",
     "tests/protocol/test_divergence_probe.py",
     "tests/replication/test_heir_start_waits.py",
+    "tests/replication/test_departure_on_own_vote.py",
     "tests/protocol/test_first_op_equivocation.py",
     "tests/protocol/test_deps_after_expulsion.py",
+    "tests/protocol/test_invalid_copy_chain.py",
+    "tests/protocol/test_ops_awaiting_a_key.py",
+    "tests/replication/test_stamping_bounds.py",
 )
 #: ...and the modules whose concept only whole simulated tables exercise also by these
 #: (each a minute or more on a loaded host: a surviving mutant costs the whole subset).

@@ -97,6 +97,8 @@ def test_three_hosts_play_with_a_late_spectator_and_a_pulled_cable(tmp_path: Pat
         assert code == 0, err
         host_lines = [first.strip(), *rest.splitlines()]
         assert len(host_lines) == 3
-        for code, out, err in results:
-            assert code == 0, err
-            assert out.splitlines() == host_lines
+        for who, (code, out, err) in zip(
+            ("ann", "bob", "the late spectator"), results, strict=True
+        ):
+            assert code == 0, f"{who}: {err}"
+            assert out.splitlines() == host_lines, who

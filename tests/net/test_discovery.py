@@ -26,12 +26,15 @@ def _dig(*query: str) -> str:
         check=False,
         timeout=30,
     )
-    return out.stdout
+    # A try that timed out leaves a ";; communications error" line before the answer: an
+    # unanswered unicast query (another socket on 5353 of this namespace may take it).
+    return "\n".join(line for line in out.stdout.splitlines() if not line.startswith(";;"))
 
 
 def _dig_answer(*query: str, fields: int) -> list[str]:
-    """dig's answer to a query with the given number of fields (retried for a while: on a
-    loaded machine zeroconf's thread may answer after dig's own three tries)."""
+    """dig's answer to a query with the given number of fields, asked again for a while (each
+    dig asks from a port of its own, and on a loaded machine zeroconf's thread may answer
+    after dig's own three tries)."""
     deadline = time.monotonic() + 30
     answer = _dig(*query).split()
     while len(answer) < fields and time.monotonic() < deadline:

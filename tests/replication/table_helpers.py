@@ -11,7 +11,9 @@ from collections.abc import Callable, Hashable, Sequence
 
 from nerts_p2p.game.cards import RANK_OF, face_index, parse_face
 from nerts_p2p.game.deck import deal_seat
+from nerts_p2p.game.errors import Rejection
 from nerts_p2p.game.fit import fits_work
+from nerts_p2p.game.moves import FROM_NERTS, NEW_FOUNDATION, Move
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.table.replica import GameEvent, TableReplica
 from protocol.messages import PLAYER
@@ -160,3 +162,33 @@ def face(text: str) -> int:
 
 
 __all__ = ["ManualTable", "face", "face_index", "fixed_randomness", "seed_showing"]
+
+
+def one_card_nerts_table(label: str) -> ManualTable:
+    """Two seats, Nerts piles of one card; seat 0's is the ace of spades: it can call at once."""
+    rules = Rules(seats=2, nerts_size=1)
+    seeds = [
+        seed_showing(rules, [], nerts_top="AS", label=f"{label}/caller"),
+        seed_showing(rules, [], label=f"{label}/other"),
+    ]
+    table = ManualTable(rules, seeds)
+    table.start_round()
+    table.settle(0.3)  # every mix nonce is in: moves count
+    return table
+
+
+def call_nerts(table: ManualTable, *, settle: float | None = 2.0) -> None:
+    """Seat 0 plays its ace (its whole Nerts pile) and calls Nerts; then, unless `settle` is
+    None, everything is delivered and the table runs that many seconds."""
+    caller = table.players[0]
+    rnd = caller.current_round
+    assert rnd is not None
+    ace = rnd.state.seats[0].nerts_up[-1]
+    assert not isinstance(
+        caller.play(Move(0, "play", ace, FROM_NERTS, "f", NEW_FOUNDATION)), Rejection
+    )
+    assert not isinstance(caller.play(Move(0, "nerts")), Rejection)
+    table.collect()
+    if settle is not None:
+        table.deliver_all()
+        table.settle(settle)

@@ -12,14 +12,12 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Sequence
 
-from nerts_p2p.game.errors import Rejection
-from nerts_p2p.game.moves import FROM_NERTS, NEW_FOUNDATION, Move
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.table.presence import SILENCE_BOUND
 from nerts_p2p.table.replica import RoundFinal, SeatLagging
 from protocol.messages import Evidence, Heartbeat, Kind, decode
 from protocol.sync import BROADCAST
-from tests.replication.table_helpers import ManualTable, seed_showing
+from tests.replication.table_helpers import ManualTable, call_nerts, seed_showing
 
 RULES = Rules(seats=3, nerts_size=1, target=10_000)
 
@@ -66,24 +64,11 @@ def _play_round(table: ManualTable, *, finish: bool = True) -> int:
     rnd = table.players[0].current_round
     assert rnd is not None
     if finish:
-        _call_nerts(table)
+        call_nerts(table, settle=None)
         table.settle(2.0)
         for events in table.events:
             assert [e for e in events if isinstance(e, RoundFinal) and e.round == rnd.number]
     return rnd.number
-
-
-def _call_nerts(table: ManualTable) -> None:
-    """Seat 0 plays its ace (its whole Nerts pile) and calls Nerts."""
-    caller = table.players[0]
-    rnd = caller.current_round
-    assert rnd is not None
-    ace = rnd.state.seats[0].nerts_up[-1]
-    assert not isinstance(
-        caller.play(Move(0, "play", ace, FROM_NERTS, "f", NEW_FOUNDATION)), Rejection
-    )
-    assert not isinstance(caller.play(Move(0, "nerts")), Rejection)
-    table.collect()
 
 
 Drop = Callable[[int, int, bytes], bool]
@@ -162,7 +147,7 @@ def test_a_seat_lagging_across_the_end_of_a_round_is_flagged_again_in_the_next()
         message = decode(datagram, table=table_id)
         return isinstance(message, Evidence) or (isinstance(message, Heartbeat) and sender == 2)
 
-    _call_nerts(table)
+    call_nerts(table, settle=None)
     _settle(table, 1.5, hides_acks)
     for replica in table.players:
         replica.ready()

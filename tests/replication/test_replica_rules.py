@@ -21,7 +21,13 @@ from nerts_p2p.table.replica import RaceLost, RoundFinal, RoundStarted, TableRep
 from protocol.messages import SPECTATOR, Kind, Op
 from protocol.signing import SigningKeyPair
 from protocol.sync import BROADCAST, DeparturesChanged, OpRejected, SyncPeer
-from tests.replication.table_helpers import ManualTable, face, seed_showing
+from tests.replication.table_helpers import (
+    ManualTable,
+    call_nerts,
+    face,
+    one_card_nerts_table,
+    seed_showing,
+)
 from tools.mesh import PeerMesh
 
 
@@ -174,35 +180,8 @@ def _finals(table: ManualTable, i: int) -> list[RoundFinal]:
     return [e for e in table.events[i] if isinstance(e, RoundFinal)]
 
 
-def _nerts_table(label: str) -> ManualTable:
-    """Two seats, Nerts piles of one card; seat 0's is the ace of spades: it can call at once."""
-    rules = Rules(seats=2, nerts_size=1)
-    seeds = [
-        seed_showing(rules, [], nerts_top="AS", label=f"{label}/caller"),
-        seed_showing(rules, [], label=f"{label}/other"),
-    ]
-    table = ManualTable(rules, seeds)
-    table.start_round()
-    table.settle(0.3)  # every mix nonce is in: moves count
-    return table
-
-
-def _call_nerts(table: ManualTable) -> None:
-    caller = table.players[0]
-    rnd = caller.current_round
-    assert rnd is not None
-    ace = rnd.state.seats[0].nerts_up[-1]
-    assert not isinstance(
-        caller.play(Move(0, "play", ace, FROM_NERTS, "f", NEW_FOUNDATION)), Rejection
-    )
-    assert not isinstance(caller.play(Move(0, "nerts")), Rejection)
-    table.collect()
-    table.deliver_all()
-    table.settle(2.0)
-
-
 def test_a_player_who_lies_about_the_cards_it_turned_up_is_named_a_cheater_by_the_audit() -> None:
-    table = _nerts_table("liar")
+    table = one_card_nerts_table("liar")
     liar = table.players[1]
     rnd = liar.current_round
     assert rnd is not None
@@ -214,7 +193,7 @@ def test_a_player_who_lies_about_the_cards_it_turned_up_is_named_a_cheater_by_th
     liar.sync.author(Kind.MOVE, 1, move_text(lie).split(" ", 1)[1])
     table.collect()
     table.deliver_all()
-    _call_nerts(table)
+    call_nerts(table)
     # ...until the seeds are revealed and the audit replays the round.
     for i in (0, 1):
         (final,) = _finals(table, i)
@@ -224,7 +203,7 @@ def test_a_player_who_lies_about_the_cards_it_turned_up_is_named_a_cheater_by_th
 
 
 def test_a_reveal_made_before_the_round_ended_names_its_author_a_cheater() -> None:
-    table = _nerts_table("early")
+    table = one_card_nerts_table("early")
     early = table.players[1]
     rnd = early.current_round
     assert rnd is not None
@@ -233,7 +212,7 @@ def test_a_reveal_made_before_the_round_ended_names_its_author_a_cheater() -> No
     rnd.revealed = True  # it said its last word in this round
     table.collect()
     table.deliver_all()
-    _call_nerts(table)
+    call_nerts(table)
     for i in (0, 1):
         (final,) = _finals(table, i)
         assert final.cheaters == frozenset({1})

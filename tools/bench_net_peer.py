@@ -11,6 +11,10 @@ end every process prints one JSON line: when each of its MOVEs was authored (whe
 began, and when the play returned, folded here), and when each other player's MOVE was folded
 here, on the machine's monotonic clock (CLOCK_MONOTONIC is one
 clock for every process, so the parent subtracts times taken in different processes).
+
+Each player keeps its store as a real player does (`nerts_p2p.net.store`, in a temporary data
+directory): every op it authors is appended and fsynced before it is sent, and that is part
+of the latency a player sees (`--no-store` leaves it out, to see what it costs).
 """
 
 from __future__ import annotations
@@ -24,8 +28,10 @@ import random
 import socket
 import struct
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Hashable
+from pathlib import Path
 from typing import Any
 
 import msgpack
@@ -35,6 +41,7 @@ from nerts_p2p.game.bots import EXPERT, BotPlayer
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.net.autopilot import Autopilot
 from nerts_p2p.net.node import TableNode
+from nerts_p2p.net.store import TableStore
 from nerts_p2p.net.transport import RECEIVE_BUFFER, Address, UdpTransport, open_udp_transport
 from nerts_p2p.table.replica import TableReplica
 from protocol.messages import PLAYER, Kind, Op
@@ -83,11 +90,15 @@ async def run_peer(args: argparse.Namespace) -> dict[str, list[list[object]]]:
     if tracer is not None and args.stages:
         tracer.wrap_stages(replica)  # first: `_time_moves` wraps what this wraps
     _time_moves(replica, authored, folded, tracer, profile)
+    data_dir = None if args.no_store else tempfile.TemporaryDirectory(prefix="bench-net-")
     node = TableNode(
         replica,
         transport,
         bootstrap=None if args.bootstrap is None else (LOOPBACK, args.bootstrap),
         table_host=None if args.host_key is None else bytes.fromhex(args.host_key),
+        store=None
+        if data_dir is None
+        else TableStore.open(Path(data_dir.name), replica.sync.table),
     )
     if args.bootstrap is None:
         hello = {"port": transport.address[1], "table": replica.sync.table.hex()}
@@ -106,6 +117,8 @@ async def run_peer(args: argparse.Namespace) -> dict[str, list[list[object]]]:
         await trio.sleep(LINGER)
         nursery.cancel_scope.cancel()
     transport.close()
+    if data_dir is not None:
+        data_dir.cleanup()
     if profile is not None:
         profile.dump_stats(f"{args.profile}.{index}")
     result: dict[str, Any] = {
@@ -397,6 +410,9 @@ def main() -> None:
     parser.add_argument("--pace", type=float, default=0.05)
     parser.add_argument("--timeout", type=float, default=240.0)
     parser.add_argument("--serve", action="store_true", help="serve a recorded round")
+    parser.add_argument(
+        "--no-store", action="store_true", help="keep no store (no fsync before each send)"
+    )
     parser.add_argument("--floor", type=int, help="the floor's receiver, for N datagrams")
     parser.add_argument("--trace", action="store_true", help="note stages (bench_net_trace)")
     parser.add_argument("--stages", action="store_true", help="traced: time a receive's parts")

@@ -91,14 +91,13 @@ async def run_peer(args: argparse.Namespace) -> dict[str, list[list[object]]]:
         tracer.wrap_stages(replica)  # first: `_time_moves` wraps what this wraps
     _time_moves(replica, authored, folded, tracer, profile)
     data_dir = None if args.no_store else tempfile.TemporaryDirectory(prefix="bench-net-")
+    store = None if data_dir is None else TableStore.open(Path(data_dir.name), replica.sync.table)
     node = TableNode(
         replica,
         transport,
         bootstrap=None if args.bootstrap is None else (LOOPBACK, args.bootstrap),
         table_host=None if args.host_key is None else bytes.fromhex(args.host_key),
-        store=None
-        if data_dir is None
-        else TableStore.open(Path(data_dir.name), replica.sync.table),
+        store=store,
     )
     if args.bootstrap is None:
         hello = {"port": transport.address[1], "table": replica.sync.table.hex()}
@@ -126,6 +125,9 @@ async def run_peer(args: argparse.Namespace) -> dict[str, list[list[object]]]:
         "folded": folded,
         "cpu_s": [[time.process_time(), monotonic() - started]],
         "datagrams": [[node.stats.datagrams_in, node.stats.datagrams_out]],
+        # what this player authored, and what its store holds of it (None: no store)
+        "own_ops": len(replica.sync.logs.get(replica.me, [])),
+        "stored_ops": None if store is None else len(store.own_ops),
     }
     if tracer is not None:
         trio.lowlevel.remove_instrument(tracer)

@@ -1,0 +1,27 @@
+"""`nerts-p2p bench net`'s player processes: what the latency figure is made of is real play.
+
+The benchmark's figures are measured by the command, never here; this only checks that its
+players play a whole round through the product's path (their stores included) and that
+every move one of them authors is folded by the other."""
+
+from __future__ import annotations
+
+import pytest
+
+from tools.bench_net import _run_players
+
+pytestmark = pytest.mark.slow
+
+
+def test_two_bench_players_fold_every_move_the_other_authored_storing_their_own() -> None:
+    results = _run_players(seed=3, players=2)
+    assert len(results) == 2
+    for me, other in (results, results[::-1]):
+        authored = {(author, seq) for author, seq, _signing, _played in other["authored"]}
+        folded = {(author, seq) for author, seq, _time, _spent in me["folded"]}
+        assert authored, "a bot played no move in a whole round"
+        assert authored <= folded, "a move its author sent never reached the other player"
+        assert other["stored_ops"] == other["own_ops"], "a player's store lacks ops it sent"
+        for _author, _seq, signing, played in other["authored"]:
+            # Signed, stored (fsynced) and sent, then folded by its author: later, not before.
+            assert played >= signing

@@ -5,7 +5,7 @@ seen yet), then a divergence if it is still there (PROTOCOL.md 9). A probe stand
 
 from __future__ import annotations
 
-from protocol.messages import Request, decode
+from protocol.messages import Kind, Request, decode
 from protocol.sync import DivergenceDetected, SyncPeer
 from tools.gen_vectors import TABLE, play_history
 
@@ -46,3 +46,29 @@ def test_a_probe_stands_for_exactly_5_seconds() -> None:
     assert _beat(theirs, ours, 10.0) == (1, 0)
     assert _beat(theirs, ours, 15.0) == (1, 0)  # 5 s on: the probe is over, a new one
     assert _beat(theirs, ours, 15.1) == (0, 1)  # on that new probe: a divergence
+
+
+def test_a_mismatch_at_a_vector_that_moved_since_the_probe_is_reported_once_its_answer_had_time() -> (
+    None
+):
+    # (seed 602: the mismatch after the table moved on is judged by the probe's age alone,
+    # and nothing checked that branch.) Times are exact binary fractions, so the retry time
+    # is reached exactly.
+    history = play_history()
+    ours, theirs = history.peers["alice"], history.peers["bob"]
+    ours.request_retry = 0.25
+    ours.set_state_hash(b"A" * 16)
+    theirs.set_state_hash(b"B" * 16)
+    ours.outgoing()
+    ours.events()
+    assert _beat(theirs, ours, 10.0) == (1, 0)  # a probe at this vector
+    ours.author(Kind.MOVE, 1, "turn +5H+7C+9D")  # the table moves on: both hold it
+    for _, datagram in ours.outgoing():
+        theirs.receive(datagram, "alice", 10.0625)
+    assert theirs.vector() == ours.vector()
+    ours.set_state_hash(b"A" * 16)  # each side's fold of the new vector: still apart
+    theirs.set_state_hash(b"B" * 16)
+    # At the new vector, before the probe's answer had time to come: not yet a divergence.
+    assert _beat(theirs, ours, 10.125)[1] == 0
+    # Once it had, to the request's retry time exactly: the mismatch is reported.
+    assert _beat(theirs, ours, 10.25)[1] == 1

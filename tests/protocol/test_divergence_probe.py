@@ -48,9 +48,7 @@ def test_a_probe_stands_for_exactly_5_seconds() -> None:
     assert _beat(theirs, ours, 15.1) == (0, 1)  # on that new probe: a divergence
 
 
-def test_a_mismatch_at_a_vector_that_moved_since_the_probe_is_reported_once_its_answer_had_time() -> (
-    None
-):
+def test_a_mismatch_at_a_vector_that_moved_since_its_probe_is_reported_once_answered() -> None:
     # (seed 602: the mismatch after the table moved on is judged by the probe's age alone,
     # and nothing checked that branch.) Times are exact binary fractions, so the retry time
     # is reached exactly.

@@ -178,17 +178,39 @@ def _wait_for_title(display: str, window: str, title: str, *, ending: str = "") 
     raise AssertionError(f"the window never showed {title!r}")
 
 
+def _key_to_program(display: str, window: str, process: subprocess.Popen[str], key: str) -> str:
+    """Press `key` in the program's window; if that window id is gone while the program
+    runs (it failed once in CI: xdotool refused the id it had used a second before), the
+    program's window is looked up again by its class and the key pressed there. Returns
+    the window id used."""
+    for _ in range(3):
+        try:
+            _xdo(display, "key", "--window", window, key)
+            return window
+        except subprocess.CalledProcessError:
+            if process.poll() is not None:
+                break
+            found = subprocess.run(
+                ["xdotool", "search", "--class", "nerts-p2p"],
+                env={**os.environ, "DISPLAY": display},
+                capture_output=True,
+                text=True,
+                timeout=20,
+                check=False,
+            ).stdout.split()
+            window = found[-1] if found else window
+            time.sleep(0.5)
+    if process.poll() is None:
+        process.kill()
+    _, stderr = process.communicate(timeout=30)
+    raise AssertionError(f"the window was gone before it was closed: {stderr}")
+
+
 def _finish(display: str, window: str, process: subprocess.Popen[str]) -> str:
     """Leave the table (Q), quit from the start screen (Esc); the program ends cleanly."""
-    try:
-        _xdo(display, "key", "--window", window, "q")
-        time.sleep(0.6)
-        _xdo(display, "key", "--window", window, "Escape")
-    except subprocess.CalledProcessError:
-        if process.poll() is None:
-            process.kill()
-        _, stderr = process.communicate(timeout=30)
-        raise AssertionError(f"the window was gone before it was closed: {stderr}") from None
+    window = _key_to_program(display, window, process, "q")
+    time.sleep(0.6)
+    _key_to_program(display, window, process, "Escape")
     _, stderr = process.communicate(timeout=30)
     assert process.returncode == 0, stderr
     assert "Traceback" not in stderr

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pygame
 import trio
@@ -21,9 +22,24 @@ from .settings import (
     replays_dir,
 )
 from .signed_replay import SUFFIX, load_signed_replay
+
+if TYPE_CHECKING:
+    from .netsession import NetworkTable
 from .widgets import Button, button_at, column, menu_column, screen_title, text_lines
 
 LEVEL_ORDER = list(LEVELS)
+
+
+async def _sit_at(app: App, came_from: object, table: NetworkTable) -> None:
+    """Show a table that has just opened and serve it, unless the player went elsewhere
+    while it opened (then it is left at once)."""
+    from .table_screen import TableScreen
+
+    if app.screen is not came_from:
+        table.leave()
+        return
+    app.show(TableScreen(app, table))
+    await table.serve()
 
 
 def open_practice(app: App, seats: int, level: str, seed: int | None = None) -> None:
@@ -31,7 +47,6 @@ def open_practice(app: App, seats: int, level: str, seed: int | None = None) -> 
     table screen shows once the table is open; a table that cannot open is said on the
     start screen in plain words."""
     from .net_open import loopback_practice
-    from .table_screen import TableScreen
 
     came_from = app.screen
 
@@ -39,11 +54,7 @@ def open_practice(app: App, seats: int, level: str, seed: int | None = None) -> 
         table = await loopback_practice(
             seats, level_named(level), name=app.settings.name, seed=seed
         )
-        if app.screen is not came_from:  # the player went elsewhere meanwhile
-            table.leave()
-            return
-        app.show(TableScreen(app, table))
-        await table.serve()
+        await _sit_at(app, came_from, table)
 
     def failed(problem: str) -> None:
         app.message = f"The practice table could not be opened: {problem}"
@@ -55,7 +66,6 @@ def open_watch(app: App, seats: int, level: str, seed: int | None = None) -> Non
     """Bots at every seat of a table on 127.0.0.1 that they host in their own process
     (`net_open.watched_bots`), and us watching it: the table screen shows once we are in."""
     from .net_open import watch_bots, watched_bots
-    from .table_screen import TableScreen
 
     came_from = app.screen
 
@@ -68,11 +78,7 @@ def open_watch(app: App, seats: int, level: str, seed: int | None = None) -> Non
             except BaseException:
                 bots.close()
                 raise
-            if app.screen is not came_from:  # the player went elsewhere meanwhile
-                table.leave()
-                return
-            app.show(TableScreen(app, table))
-            await table.serve()
+            await _sit_at(app, came_from, table)
 
     def failed(problem: str) -> None:
         app.message = f"The bots' table could not be opened: {problem}"

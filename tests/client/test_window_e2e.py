@@ -152,20 +152,26 @@ def _start_window(display: str, home: Path, *extra: str) -> tuple[subprocess.Pop
             _, stderr = process.communicate()
             printed = (home / "stdout.txt").read_text()
             raise AssertionError(f"the window program ended at once: {printed} {stderr}")
-        found = subprocess.run(
-            ["xdotool", "search", "--class", "nerts-p2p"],
-            env={**os.environ, "DISPLAY": display},
-            capture_output=True,
-            text=True,
-            timeout=20,
-            check=False,
-        )
-        if found.stdout.strip():
-            return process, found.stdout.split()[0]
+        found = _program_windows(display)
+        if found:
+            return process, found[0]
         time.sleep(0.2)
     process.kill()
     printed = (home / "stdout.txt").read_text()
     raise AssertionError(f"no window appeared: {printed} {process.communicate()[1]}")
+
+
+def _program_windows(display: str) -> list[str]:
+    """The ids of the windows of our program's class on `display` (none yet: empty)."""
+    found = subprocess.run(
+        ["xdotool", "search", "--class", "nerts-p2p"],
+        env={**os.environ, "DISPLAY": display},
+        capture_output=True,
+        text=True,
+        timeout=20,
+        check=False,
+    )
+    return found.stdout.split()
 
 
 def _wait_for_title(display: str, window: str, title: str, *, ending: str = "") -> str:
@@ -190,14 +196,7 @@ def _key_to_program(display: str, window: str, process: subprocess.Popen[str], k
         except subprocess.CalledProcessError:
             if process.poll() is not None:
                 break
-            found = subprocess.run(
-                ["xdotool", "search", "--class", "nerts-p2p"],
-                env={**os.environ, "DISPLAY": display},
-                capture_output=True,
-                text=True,
-                timeout=20,
-                check=False,
-            ).stdout.split()
+            found = _program_windows(display)
             window = found[-1] if found else window
             time.sleep(0.5)
     if process.poll() is None:

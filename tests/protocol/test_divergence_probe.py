@@ -20,13 +20,19 @@ def _beat(sender: SyncPeer, receiver: SyncPeer, now: float) -> tuple[int, int]:
     return asked, found
 
 
-def test_a_mismatch_after_its_probe_expired_is_probed_afresh_then_reported() -> None:
+def _apart() -> tuple[SyncPeer, SyncPeer]:
+    """Alice and Bob at equal vectors whose folds hash apart; Alice's queue emptied."""
     history = play_history()
     ours, theirs = history.peers["alice"], history.peers["bob"]
     ours.set_state_hash(b"A" * 16)
     theirs.set_state_hash(b"B" * 16)
     ours.outgoing()
     ours.events()
+    return ours, theirs
+
+
+def test_a_mismatch_after_its_probe_expired_is_probed_afresh_then_reported() -> None:
+    ours, theirs = _apart()
     assert _beat(theirs, ours, 10.0) == (1, 0)  # a probe: Bob is asked for his latest ops
     assert _beat(theirs, ours, 16.0) == (1, 0)  # 6 s later: the probe is stale, a new one
     assert ours.divergences == 0
@@ -37,12 +43,7 @@ def test_a_mismatch_after_its_probe_expired_is_probed_afresh_then_reported() -> 
 def test_a_probe_stands_for_exactly_5_seconds() -> None:
     # (seed 501: a mismatch exactly 5 s after the probe found it neither standing nor
     # stale under `>`, so nothing was asked and the next mismatch was probed again.)
-    history = play_history()
-    ours, theirs = history.peers["alice"], history.peers["bob"]
-    ours.set_state_hash(b"A" * 16)
-    theirs.set_state_hash(b"B" * 16)
-    ours.outgoing()
-    ours.events()
+    ours, theirs = _apart()
     assert _beat(theirs, ours, 10.0) == (1, 0)
     assert _beat(theirs, ours, 15.0) == (1, 0)  # 5 s on: the probe is over, a new one
     assert _beat(theirs, ours, 15.1) == (0, 1)  # on that new probe: a divergence
@@ -52,13 +53,8 @@ def test_a_mismatch_at_a_vector_that_moved_since_its_probe_is_reported_once_answ
     # (seed 602: the mismatch after the table moved on is judged by the probe's age alone,
     # and nothing checked that branch.) Times are exact binary fractions, so the retry time
     # is reached exactly.
-    history = play_history()
-    ours, theirs = history.peers["alice"], history.peers["bob"]
+    ours, theirs = _apart()
     ours.request_retry = 0.25
-    ours.set_state_hash(b"A" * 16)
-    theirs.set_state_hash(b"B" * 16)
-    ours.outgoing()
-    ours.events()
     assert _beat(theirs, ours, 10.0) == (1, 0)  # a probe at this vector
     ours.author(Kind.MOVE, 1, "turn +5H+7C+9D")  # the table moves on: both hold it
     for _, datagram in ours.outgoing():

@@ -14,7 +14,8 @@ clock for every process, so the parent subtracts times taken in different proces
 
 Each player keeps its store as a real player does (`nerts_p2p.net.store`, in a temporary data
 directory): every op it authors is written to the store before it is sent (fsynced for the
-records the store says, not for own ops), and that is part of the latency a player sees (`--no-store` leaves it out, to see what it costs).
+records the store says, not for own ops), and that is part of the latency a player sees
+(`--no-store` leaves it out, to see what it costs).
 """
 
 from __future__ import annotations

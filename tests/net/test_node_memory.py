@@ -94,6 +94,19 @@ async def test_four_nodes_two_rounds_over_a_lossy_network_print_the_same_records
     assert table.network.dropped > 0
 
 
+async def _play_until_mid_round(table: MemoryTable, nursery: trio.Nursery) -> TableReplica:
+    """Start every node and pilot; return the host's replica once round 1 has a few moves."""
+    for i, node in enumerate(table.nodes):
+        await nursery.start(node.run)
+        nursery.start_soon(table.collect, i)
+    for pilot in table.pilots:
+        nursery.start_soon(pilot.run)
+    host = table.nodes[0].replica
+    while host.current_round is None or len(host.current_round.steps) < 5:
+        await trio.sleep(0.01)
+    return host
+
+
 async def test_a_player_cut_off_past_the_silence_bound_is_recorded_as_departed_everywhere(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
@@ -102,14 +115,7 @@ async def test_a_player_cut_off_past_the_silence_bound_is_recorded_as_departed_e
     table.join("ann")
     bob = table.join("bob")
     async with trio.open_nursery() as nursery:
-        for i, node in enumerate(table.nodes):
-            await nursery.start(node.run)
-            nursery.start_soon(table.collect, i)
-        for pilot in table.pilots:
-            nursery.start_soon(pilot.run)
-        host = table.nodes[0].replica
-        while host.current_round is None or len(host.current_round.steps) < 5:
-            await trio.sleep(0.01)
+        host = await _play_until_mid_round(table, nursery)
         table.network.cut.add(bob.address)  # his cable, for longer than the silence bound
         await trio.sleep(SILENCE_BOUND + 2.0)
         table.network.cut.discard(bob.address)
@@ -132,15 +138,8 @@ async def test_a_spectator_joining_mid_round_catches_up_and_sees_the_same_final(
     table.join("ann")
     table.join("bob")
     async with trio.open_nursery() as nursery:
-        for i, node in enumerate(table.nodes):
-            await nursery.start(node.run)
-            nursery.start_soon(table.collect, i)
-        for pilot in table.pilots:
-            nursery.start_soon(pilot.run)
-        host = table.nodes[0].replica
-        while host.current_round is None or len(host.current_round.steps) < 5:
-            await trio.sleep(0.01)
-        assert host.current_round.final is None  # the round is being played
+        host = await _play_until_mid_round(table, nursery)
+        assert host.rounds[1].final is None  # the round is being played
         watcher = table.join("watcher", role=SPECTATOR)
         await nursery.start(watcher.run)
         nursery.start_soon(table.collect, 3)

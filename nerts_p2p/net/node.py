@@ -23,7 +23,6 @@ from the replica, so no await can slip between authoring and persisting.
 
 from __future__ import annotations
 
-import os
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -144,8 +143,6 @@ class TableNode:
     #: delivered and we have caught up, the replica authors nothing (PROTOCOL.md 14).
     resume_target: int = 0
     stats: NodeStats = field(default_factory=NodeStats)
-    #: Offer the CPU to others right after a move of ours is sent (`_move_signed`).
-    yield_after_move: bool = True
 
     def __post_init__(self) -> None:
         self._events_in, self.events = trio.open_memory_channel[NodeEvent](self.event_queue)
@@ -188,7 +185,7 @@ class TableNode:
         own = self.transport.address[0]
         if own != "0.0.0.0":
             self.replica.sync.admission.own_addresses.add(own)
-        self.replica.on_signed = self._move_signed
+        self.replica.on_signed = self._send_outgoing
 
     # --- the application's side -------------------------------------------------------
 
@@ -341,19 +338,10 @@ class TableNode:
         for event in self.replica.events():
             self._emit(event)
 
-    def _move_signed(self) -> None:
-        """The replica's `on_signed`: a move of ours goes out as soon as it is signed, and is
-        folded here after, while the others fold it. Then this process offers the CPU to
-        anyone waiting for it (`sched_yield`): players on one machine (a practice game with
-        bots, the benchmark) were just woken by this very move, and would otherwise wait for
-        our own fold and the rest of our turn before they may fold it. Alone on a core, or
-        with nothing else runnable, the call returns at once."""
-        self._send_outgoing()
-        if self.yield_after_move:
-            os.sched_yield()
-
     def _send_outgoing(self) -> None:
-        """Persist what we authored, then send (or queue) what the replica wants sent."""
+        """Persist what we authored, then send (or queue) what the replica wants sent. Also
+        the replica's `on_signed`: a move of ours goes out as soon as it is signed, and is
+        folded here after, while the others fold it."""
         replica = self.replica
         own = replica.sync.logs.get(replica.me, [])
         if self.store is not None:

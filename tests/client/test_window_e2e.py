@@ -81,16 +81,19 @@ def xserver(tmp_path: Path) -> Iterator[str]:
         server.wait(timeout=10)
 
 
-def _xdo(display: str, *args: str) -> str:
-    result = subprocess.run(
+def _xdotool(display: str, *args: str, check: bool = False) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
         ["xdotool", *args],
         env={**os.environ, "DISPLAY": display},
         capture_output=True,
         text=True,
         timeout=20,
-        check=True,
+        check=check,
     )
-    return result.stdout.strip()
+
+
+def _xdo(display: str, *args: str) -> str:
+    return _xdotool(display, *args, check=True).stdout.strip()
 
 
 def screen_pixel(display: str, x: int, y: int) -> tuple[int, int, int]:
@@ -156,22 +159,22 @@ def _start_window(display: str, home: Path, *extra: str) -> tuple[subprocess.Pop
         if found:
             return process, found[0]
         time.sleep(0.2)
+    # What the display shows instead, for the report: it failed once under load with
+    # nothing said, and a window by another class or name, or no display, tells why.
+    seen = _xdotool(display, "search", "--onlyvisible", "--name", ".")
+    names = [_xdotool(display, "getwindowname", w).stdout.strip() for w in seen.stdout.split()[:10]]
     process.kill()
     printed = (home / "stdout.txt").read_text()
-    raise AssertionError(f"no window appeared: {printed} {process.communicate()[1]}")
+    raise AssertionError(
+        f"no window of class nerts-p2p appeared in 90 s; windows on {display}: {names} "
+        f"(xdotool: {seen.stderr.strip()!r}); the program printed: {printed} "
+        f"{process.communicate()[1]}"
+    )
 
 
 def _program_windows(display: str) -> list[str]:
     """The ids of the windows of our program's class on `display` (none yet: empty)."""
-    found = subprocess.run(
-        ["xdotool", "search", "--class", "nerts-p2p"],
-        env={**os.environ, "DISPLAY": display},
-        capture_output=True,
-        text=True,
-        timeout=20,
-        check=False,
-    )
-    return found.stdout.split()
+    return _xdotool(display, "search", "--class", "nerts-p2p").stdout.split()
 
 
 def _wait_for_title(display: str, window: str, title: str, *, ending: str = "") -> str:

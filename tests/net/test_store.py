@@ -148,11 +148,8 @@ async def test_a_store_that_cannot_be_written_is_said_in_plain_words(tmp_path: P
         )
 
 
-def test_an_own_op_is_in_the_file_when_appended_and_only_the_others_are_fsynced(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Own ops are written to the kernel at once (a killed process loses none) but not
-    fsynced (the table gives them back after a machine crash); seeds and leases are."""
+def _count_fsyncs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The file descriptors fsynced from now on, in order (each fsync still done)."""
     synced: list[int] = []
     real_fsync = os.fsync
 
@@ -161,6 +158,15 @@ def test_an_own_op_is_in_the_file_when_appended_and_only_the_others_are_fsynced(
         real_fsync(fd)
 
     monkeypatch.setattr(os, "fsync", counting_fsync)
+    return synced
+
+
+def test_an_own_op_is_in_the_file_when_appended_and_only_the_others_are_fsynced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Own ops are written to the kernel at once (a killed process loses none) but not
+    fsynced (the table gives them back after a machine crash); seeds and leases are."""
+    synced = _count_fsyncs(monkeypatch)
     replica, store = _hosted(tmp_path)
     assert len(synced) == 1  # the TABLE record; the OPEN (an own op) was only written
     replica.ready()
@@ -181,14 +187,7 @@ def test_a_replay_is_written_in_one_go_with_one_fsync(
 ) -> None:
     """A match's log is saved at its end, while the node still runs: one fsync for the
     whole file, not one per op (hundreds of them, 0.2 ms each on this disk)."""
-    synced: list[int] = []
-    real_fsync = os.fsync
-
-    def counting_fsync(fd: int) -> None:
-        synced.append(fd)
-        real_fsync(fd)
-
-    monkeypatch.setattr(os, "fsync", counting_fsync)
+    synced = _count_fsyncs(monkeypatch)
     records = [
         (RecordKind.REPLAY, [1, b"t"]),
         *((RecordKind.LOG_OP, i.to_bytes(2, "big") * 5) for i in range(300)),

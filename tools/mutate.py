@@ -116,6 +116,8 @@ SYNC_TESTS: tuple[str, ...] = (
     "tests/protocol/test_ops_awaiting_a_key.py",
     "tests/replication/test_stamping_bounds.py",
     "tests/replication/test_stamp_after_expelled_liar.py",
+    "tests/protocol/test_expulsion_edges.py",
+    "tests/protocol/test_push_probe_and_packing.py",
 )
 #: ...and the modules whose concept only whole simulated tables exercise also by these
 #: (each a minute or more on a loaded host: a surviving mutant costs the whole subset).
@@ -192,6 +194,10 @@ TEST_SUBSETS: dict[str, tuple[str, ...]] = {
     ),
     **dict.fromkeys(REPLICA_MODULES, REPLICA_TESTS),
     **SYNC_SUBSETS,
+    # The sync machine's two pure helpers: judged by the sync tests, and by the whole
+    # tables whose concept they are (departures agreed on, promises broken).
+    "protocol/departure.py": SYNC_TESTS + SYNC_TABLE_TESTS["departures"],
+    "protocol/promises.py": SYNC_TESTS + SYNC_TABLE_TESTS["lies"],
 }
 
 EQUIVALENT_FILE = Path(__file__).resolve().parent / "mutation_equivalent.txt"

@@ -37,6 +37,7 @@ def watch_presence(replica: TableReplica, now: float) -> None:
         vectors = dict(replica.sync.acks)
         vectors[replica.me] = VersionVector(replica.sync.vector())
         presence.update(log, vectors, now)
+        presence.note_silences(replica.sync.signs_of_life(), now)
         for p in log.participants:
             lag = presence.lag(p, now)
             if lag >= LAG_WARN and p not in presence.warned and p != replica.me:

@@ -12,10 +12,13 @@ when *this* peer votes, from what it has heard and when (time is handed in):
 - **lag** (the blind peer): every participant must acknowledge, in its heartbeat vector,
   what every other participant had acknowledged; a requirement it has not met
   `ACK_BOUND` seconds after we set it makes it lag. A lag of `LAG_WARN` seconds is shown
-  to the user (`SeatLagging`); one of `ACK_BOUND` seconds during which we still heard from
-  the participant is treated as silence (a vote). A participant that went wholly silent
-  meanwhile (crashed, or restarting and catching up quietly) is judged by `SILENCE_BOUND`
-  alone, and meets the requirement with its first heartbeat back.
+  to the user (`SeatLagging`); owing it for `ACK_BOUND` seconds *during which we heard from
+  the participant* is treated as silence (a vote). Stretches of `QUIET_GAP` or more with no
+  sign of life do not count: a participant that went wholly silent meanwhile (crashed,
+  restarting and catching up quietly, its cable pulled) is judged by `SILENCE_BOUND` alone,
+  and when it comes back it has the whole `ACK_BOUND` to catch up on what it missed. (It
+  once had only until our next look, a quarter of a second: a player whose cable was out
+  for three seconds, back on a loaded machine, was voted out of its round.)
 
 Why these bounds. Heartbeats go every 75 ms, so an honest peer acknowledges what the
 others hold within two or three heartbeats on a LAN (about 0.2 s), a few more under heavy
@@ -40,6 +43,9 @@ from protocol.signing import SigningKeyPair
 SILENCE_BOUND: Final = 10.0
 ACK_BOUND: Final = 3.0
 LAG_WARN: Final = 1.0
+#: No sign of life for this long (six heartbeats) is a silence: it does not count against
+#: an acknowledgment owed (a cable pulled for a few seconds, a Wi-Fi hiccup).
+QUIET_GAP: Final = 0.5
 PRESENCE_CHECK: Final = 0.25  # seconds between looks at the acknowledgments
 
 
@@ -59,10 +65,22 @@ def open_escrow(key: SigningKeyPair, sealed: bytes) -> tuple[bytes, bytes, bytes
 
 @dataclass
 class AckRequirement:
-    """What a participant must acknowledge, and since when we have asked it of it."""
+    """What a participant must acknowledge, and since when we have asked it of it.
+
+    `silent` counts the seconds since then during which we had no sign of life from the
+    participant (stretches of at least `QUIET_GAP`): a peer cannot acknowledge what it
+    could not receive, so only the time it was with us counts against the bound."""
 
     since: float
     wanted: VersionVector
+    silent: float = 0.0
+    quiet_from: float | None = None  # its last sign before the silence we are seeing
+    quiet_seen: float = 0.0  # our latest look that saw that silence
+
+    def owed(self, last_sign: float) -> float:
+        """Seconds we heard from the participant while it owed this acknowledgment, up to
+        its last sign of life (a silence still going on holds it still)."""
+        return last_sign - self.since - self.silent
 
 
 @dataclass
@@ -99,7 +117,7 @@ class Presence:
             # restart catching up) is judged by the silence bound, so a peer back within
             # it keeps its seat (PROTOCOL.md 14).
             req = self.required.get(p)
-            blind = req is not None and last - req.since >= ACK_BOUND and self.lag(p, now) > 0
+            blind = req is not None and req.owed(last) >= ACK_BOUND and self.lag(p, now) > 0
             if quiet or no_nonce or blind:
                 out.append(p)
         return out
@@ -122,6 +140,24 @@ class Presence:
                 now, VersionVector.from_pairs(sorted((a, n) for a, n in wanted.items() if n))
             )
             self.warned.discard(p)
+
+    def note_silences(self, heard: dict[bytes, float], now: float) -> None:
+        """At each look: a participant owing an acknowledgment that we have not heard from
+        for `QUIET_GAP` is in a silence; once we hear from it again, the silence (from its
+        last sign before to our last look that saw it silent, so at most one look short)
+        stops counting as time it owed."""
+        for p, req in self.required.items():
+            last = heard.get(p)
+            if last is None:
+                continue
+            quiet = now - last >= QUIET_GAP
+            if req.quiet_from is not None and (not quiet or last > req.quiet_from):
+                req.silent += max(0.0, req.quiet_seen - max(req.quiet_from, req.since))
+                req.quiet_from = None
+            if quiet:
+                if req.quiet_from is None:
+                    req.quiet_from = last
+                req.quiet_seen = now
 
     def lag(self, participant: bytes, now: float) -> float:
         """Seconds a participant has owed an acknowledgment (0 if it owes none)."""
@@ -147,6 +183,7 @@ __all__ = [
     "ACK_BOUND",
     "LAG_WARN",
     "PRESENCE_CHECK",
+    "QUIET_GAP",
     "SILENCE_BOUND",
     "AckRequirement",
     "Presence",

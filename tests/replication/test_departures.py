@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 
+import pytest
+
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.table.presence import SILENCE_BOUND
 from nerts_p2p.table.replica import PeerExpelled, RoundFinal, SeatDeparted
@@ -232,3 +234,19 @@ def test_a_participant_sending_only_invalid_copies_of_its_op_departs_and_its_rou
         assert sync.counters[DropReason.BAD_SIGNATURE]
         assert not [e for e in mesh.events[i] if isinstance(e, PeerExpelled)]
         assert sync.epochs[1].departed[op.author] == op.seq - 1
+
+
+@pytest.mark.parametrize("cut", [5.0, 8.0])
+def test_a_player_whose_cable_is_out_for_seconds_keeps_its_seat_when_it_comes_back(
+    cut: float,
+) -> None:
+    # Under the silence bound, over the acknowledgment bound, on a slow network: it comes
+    # back owing the acknowledgment of everything played meanwhile and needs a few round
+    # trips to fetch it. Its silence does not count as owing (it once did: the others voted
+    # it out at their first look after it came back).
+    link = Faults(delay=(0.03, 0.12), partitions=((6.0, 6.0 + cut, frozenset({2})),))
+    mesh = PeerMesh(players=3, rules=Rules(seats=3), seed=3, faults=link)
+    mesh.run(until=900, rounds=1)
+    final = _finals_agree(mesh, [0, 1, 2], 1)
+    assert final.departed == frozenset()
+    assert not [e for events in mesh.events for e in events if isinstance(e, SeatDeparted)]

@@ -118,6 +118,8 @@ SYNC_TESTS: tuple[str, ...] = (
     "tests/replication/test_stamp_after_expelled_liar.py",
     "tests/protocol/test_expulsion_edges.py",
     "tests/protocol/test_push_probe_and_packing.py",
+    "tests/protocol/test_promise_book.py",
+    "tests/protocol/test_op_checks_edges.py",
 )
 #: ...and the modules whose concept only whole simulated tables exercise also by these
 #: (each a minute or more on a loaded host: a surviving mutant costs the whole subset).

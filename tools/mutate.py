@@ -120,6 +120,7 @@ SYNC_TESTS: tuple[str, ...] = (
     "tests/protocol/test_push_probe_and_packing.py",
     "tests/protocol/test_promise_book.py",
     "tests/protocol/test_op_checks_edges.py",
+    "tests/protocol/test_signs_of_life_edges.py",
 )
 #: ...and the modules whose concept only whole simulated tables exercise also by these
 #: (each a minute or more on a loaded host: a surviving mutant costs the whole subset).

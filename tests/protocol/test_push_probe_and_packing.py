@@ -118,3 +118,19 @@ def test_an_op_shares_a_batch_up_to_1000_bytes_with_its_signature_and_framing(
     else:
         assert isinstance(message, Op)
         assert message.body == op.body
+
+
+def test_an_op_authored_after_a_tick_is_pushed_only_once_held_for_a_heartbeat_interval() -> None:
+    # The clock a peer reads is the time its shell last gave it, by a datagram or a tick:
+    # Alice hears nothing for ten seconds, ticks at 10.0 and then authors. Her op is held
+    # since 10.0, not since the last datagram she received, so Sam's heartbeat at 10.125
+    # (it is most likely still on its way to him) draws no push, and his next one does.
+    history = play_history()
+    alice, sam = history.peers["alice"], history.peers["sam"]
+    alice.heartbeat_interval = 0.25
+    alice.tick(10.0)
+    alice.author(Kind.LEAVE, 0, None)
+    alice.outgoing()
+    sam.outgoing()
+    assert _pushed_on_heartbeat(sam, alice, 10.125) == 0
+    assert _pushed_on_heartbeat(sam, alice, 10.25) == 1

@@ -6,6 +6,8 @@ served with its ops. (Found by `tools.mutate`, seed 604, `protocol/sync_evidence
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from protocol.envelope import seal
 from protocol.messages import Batch, Evidence, Op, decode, decode_op, heartbeat_body, request_body
 from protocol.sync import SyncPeer
@@ -13,7 +15,7 @@ from tests.protocol.test_hostile import HISTORY, IDS, next_op, observer
 from tools.gen_vectors import KEYS, TABLE
 
 
-def _heartbeat(name: str, lamport: int, vector: list[tuple[bytes, int]]) -> bytes:
+def _heartbeat(name: str, lamport: int, vector: Sequence[tuple[bytes, int]]) -> bytes:
     return seal(KEYS[name], heartbeat_body(TABLE, IDS[name], lamport, sorted(vector), b""))
 
 
@@ -83,5 +85,5 @@ def test_a_liars_proof_is_served_with_its_ops() -> None:
         elif isinstance(message, Evidence):
             heartbeats += [body for body, _ in message.heartbeats]
     assert sorted(op.seq for op in ops) == list(range(1, last.seq + 2))
-    assert [op.body for op in ops if op.seq == last.seq + 1] == [decode(lie, table=TABLE).body]  # type: ignore[union-attr]
-    assert heartbeats == [decode(promise, table=TABLE).body]  # type: ignore[union-attr]
+    assert [op.body for op in ops if op.seq == last.seq + 1] == [decode(lie, table=TABLE).body]
+    assert heartbeats == [decode(promise, table=TABLE).body]

@@ -124,6 +124,7 @@ SYNC_TESTS: tuple[str, ...] = (
     "tests/protocol/test_departure_agreement.py",
     "tests/protocol/test_store_load_order.py",
     "tests/protocol/test_who_starts.py",
+    "tests/protocol/test_tracked_sources_bound.py",
 )
 #: ...and the modules whose concept only whole simulated tables exercise also by these
 #: (each a minute or more on a loaded host: a surviving mutant costs the whole subset).

@@ -65,7 +65,14 @@ def _print(result: ReplayResult, *, as_json: bool) -> int:
         called = "" if state.called_by is None else f" by seat {state.called_by}"
         print(f"ended: {state.ended_by}{called}")
         for score in final.scores:
-            print(f"  seat {score.seat}: {score.score:+d}  (total {final.totals[score.seat]})")
+            gone = (
+                "  departed: voted out as silent, scored as it lay"
+                if (score.seat in final.departed)
+                else ""
+            )
+            print(
+                f"  seat {score.seat}: {score.score:+d}  (total {final.totals[score.seat]}){gone}"
+            )
         if final.cheaters:
             findings += 1
             print(f"audit: seats {sorted(final.cheaters)} do not match their commitments")

@@ -32,6 +32,9 @@ def network_round_record(rnd: ReplicatedRound, final: RoundFinal) -> dict[str, o
             for s in final.scores
         ],
         "cheaters": sorted(final.cheaters),
+        # Seats whose players the others voted out as silent (PROTOCOL.md 13): scored as
+        # their cards lay, not audited. Not in `simulate`'s records, where nobody leaves.
+        "departed": sorted(final.departed),
     }
 
 

@@ -47,7 +47,10 @@ def watch_presence(replica: TableReplica, now: float) -> None:
         # Votes only right after a look: the acknowledgments and the signs of life are
         # then of the same moment (a heartbeat heard since would look unacknowledged).
         return
-    for target in presence.silent(log, replica.sync.signs_of_life(), replica.me, now):
+    silent = presence.silent(
+        log, replica.sync.signs_of_life(), replica.me, now, playing=rnd.final is None
+    )
+    for target in silent:
         if target in log.departed:
             continue
         if rnd.final is not None and (

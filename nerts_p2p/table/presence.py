@@ -99,10 +99,20 @@ class Presence:
         return self.began.setdefault(number, now)
 
     def silent(
-        self, log: EpochLog, heard: dict[bytes, float], me: bytes, now: float
+        self,
+        log: EpochLog,
+        heard: dict[bytes, float],
+        me: bytes,
+        now: float,
+        *,
+        playing: bool = True,
     ) -> list[bytes]:
         """Participants with no sign of life (`heard`: author -> when it last showed one) or
-        whose nonce is missing, for the bound; and hopelessly lagging ones."""
+        whose nonce is missing, for the bound; and, while the round is `playing`, hopelessly
+        lagging ones. Once it is final nobody's acknowledgments are looked at any more (a
+        blind peer has nothing left to gain), so what one owed then must not count: it once
+        voted out every starter that took more than `ACK_BOUND` to start the next round
+        (players still reading the scores) if it owed anything at the final moment."""
         began = self.round_seen(log.epoch, now)
         out = []
         for p in log.participants:
@@ -117,7 +127,9 @@ class Presence:
             # restart catching up) is judged by the silence bound, so a peer back within
             # it keeps its seat (PROTOCOL.md 14).
             req = self.required.get(p)
-            blind = req is not None and req.owed(last) >= ACK_BOUND and self.lag(p, now) > 0
+            blind = (
+                playing and req is not None and req.owed(last) >= ACK_BOUND and self.lag(p, now) > 0
+            )
             if quiet or no_nonce or blind:
                 out.append(p)
         return out

@@ -102,3 +102,7 @@ def test_three_hosts_play_with_a_late_spectator_and_a_pulled_cable(tmp_path: Pat
         ):
             assert code == 0, f"{who}: {err}"
             assert out.splitlines() == host_lines, who
+        # Three seconds without a cable cost Bob nothing: nobody was voted out of a round
+        # (they once voted him out the moment he was back, owing what he had missed).
+        for line in host_lines[:2]:
+            assert '"departed":[]' in line, line

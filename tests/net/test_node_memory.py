@@ -16,6 +16,7 @@ from nerts_p2p.net.records import network_round_record
 from nerts_p2p.net.resume import resume_replica
 from nerts_p2p.net.store import TableHeader, TableStore
 from nerts_p2p.net.transport import MemoryNetwork
+from nerts_p2p.table.presence import SILENCE_BOUND
 from nerts_p2p.table.replica import TableReplica
 from protocol.messages import SPECTATOR, Op
 from tools.mesh import PeerMesh, seeded_bytes
@@ -93,6 +94,42 @@ async def test_four_nodes_two_rounds_over_a_lossy_network_print_the_same_records
     assert table.network.dropped > 0
 
 
+async def _play_until_mid_round(table: MemoryTable, nursery: trio.Nursery) -> TableReplica:
+    """Start every node and pilot; return the host's replica once round 1 has a few moves."""
+    for i, node in enumerate(table.nodes):
+        await nursery.start(node.run)
+        nursery.start_soon(table.collect, i)
+    for pilot in table.pilots:
+        nursery.start_soon(pilot.run)
+    host = table.nodes[0].replica
+    while host.current_round is None or len(host.current_round.steps) < 5:
+        await trio.sleep(0.01)
+    return host
+
+
+async def test_a_player_cut_off_past_the_silence_bound_is_recorded_as_departed_everywhere(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    table = MemoryTable(MemoryNetwork(), Rules(seats=3, nerts_size=7), pace=0.5)
+    table.open()
+    table.join("ann")
+    bob = table.join("bob")
+    async with trio.open_nursery() as nursery:
+        host = await _play_until_mid_round(table, nursery)
+        table.network.cut.add(bob.address)  # his cable, for longer than the silence bound
+        await trio.sleep(SILENCE_BOUND + 2.0)
+        table.network.cut.discard(bob.address)
+        with trio.move_on_after(600):
+            while not all(table.finals(i) for i in range(3)):
+                await trio.sleep(0.5)
+        nursery.cancel_scope.cancel()
+    seat = host.rounds[1].seat_of[bob.replica.me]
+    records = [_records(table, i) for i in range(3)]
+    assert records[0][0]["departed"] == [seat]
+    assert records[1] == records[0]
+    assert records[2] == records[0]  # Bob, back, agrees he was voted out
+
+
 async def test_a_spectator_joining_mid_round_catches_up_and_sees_the_same_final(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
@@ -101,15 +138,8 @@ async def test_a_spectator_joining_mid_round_catches_up_and_sees_the_same_final(
     table.join("ann")
     table.join("bob")
     async with trio.open_nursery() as nursery:
-        for i, node in enumerate(table.nodes):
-            await nursery.start(node.run)
-            nursery.start_soon(table.collect, i)
-        for pilot in table.pilots:
-            nursery.start_soon(pilot.run)
-        host = table.nodes[0].replica
-        while host.current_round is None or len(host.current_round.steps) < 5:
-            await trio.sleep(0.01)
-        assert host.current_round.final is None  # the round is being played
+        host = await _play_until_mid_round(table, nursery)
+        assert host.rounds[1].final is None  # the round is being played
         watcher = table.join("watcher", role=SPECTATOR)
         await nursery.start(watcher.run)
         nursery.start_soon(table.collect, 3)

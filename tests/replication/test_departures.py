@@ -250,3 +250,19 @@ def test_a_player_whose_cable_is_out_for_seconds_keeps_its_seat_when_it_comes_ba
     final = _finals_agree(mesh, [0, 1, 2], 1)
     assert final.departed == frozenset()
     assert not [e for events in mesh.events for e in events if isinstance(e, SeatDeparted)]
+
+
+@pytest.mark.parametrize("seed", [1, 3])
+def test_a_starter_waiting_for_a_late_ready_is_not_voted_out_between_rounds(seed: int) -> None:
+    # Between rounds nobody's acknowledgments are watched: whatever one owed at the final
+    # moment must not count later. It did, so a host waiting more than three seconds for a
+    # player's READY (here a player cut off for six) got DEPART votes against it as "blind".
+    mesh = PeerMesh(players=3, rules=Rules(seats=3, target=500), seed=seed)
+    while not all(1 in f for f in mesh.finals):
+        mesh.step()
+    mesh.faults = Faults(partitions=((mesh.now, mesh.now + 6.0, frozenset({2})),))
+    mesh.run(until=mesh.now + 600, rounds=2)
+    assert all(2 in f for f in mesh.finals)
+    votes = [op for r in mesh.replicas for op in r.sync.logs[r.me] if op.kind == Kind.DEPART]
+    assert votes == []
+    assert mesh.replicas[0].sync.epochs[2].start.author == mesh.replicas[0].me

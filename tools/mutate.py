@@ -47,6 +47,7 @@ ROOT = Path(__file__).resolve().parent.parent
 #: The tests of the table replica: every module `nerts_p2p/table/replica.py` was split into
 #: (one concept each) is judged by the same subset.
 REPLICA_TESTS: tuple[str, ...] = (
+    "tests/replication/test_unreadable_move.py",
     "tests/replication/test_table_seats.py",
     "tests/replication/test_reveals.py",
     "tests/replication/test_race_announcements.py",

@@ -48,6 +48,7 @@ ROOT = Path(__file__).resolve().parent.parent
 #: (one concept each) is judged by the same subset.
 REPLICA_TESTS: tuple[str, ...] = (
     "tests/replication/test_unreadable_move.py",
+    "tests/replication/test_restore_default.py",
     "tests/replication/test_table_seats.py",
     "tests/replication/test_reveals.py",
     "tests/replication/test_race_announcements.py",

@@ -49,6 +49,7 @@ ROOT = Path(__file__).resolve().parent.parent
 REPLICA_TESTS: tuple[str, ...] = (
     "tests/replication/test_unreadable_move.py",
     "tests/replication/test_restore_default.py",
+    "tests/replication/test_seed_share_commitment.py",
     "tests/replication/test_table_seats.py",
     "tests/replication/test_reveals.py",
     "tests/replication/test_race_announcements.py",

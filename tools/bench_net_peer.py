@@ -13,8 +13,9 @@ here, on the machine's monotonic clock (CLOCK_MONOTONIC is one
 clock for every process, so the parent subtracts times taken in different processes).
 
 Each player keeps its store as a real player does (`nerts_p2p.net.store`, in a temporary data
-directory): every op it authors is appended and fsynced before it is sent, and that is part
-of the latency a player sees (`--no-store` leaves it out, to see what it costs).
+directory): every op it authors is written to the store before it is sent (fsynced for the
+records the store says, not for own ops), and that is part of the latency a player sees
+(`--no-store` leaves it out, to see what it costs).
 """
 
 from __future__ import annotations
@@ -413,7 +414,7 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=240.0)
     parser.add_argument("--serve", action="store_true", help="serve a recorded round")
     parser.add_argument(
-        "--no-store", action="store_true", help="keep no store (no fsync before each send)"
+        "--no-store", action="store_true", help="keep no store (no write before each send)"
     )
     parser.add_argument("--floor", type=int, help="the floor's receiver, for N datagrams")
     parser.add_argument("--trace", action="store_true", help="note stages (bench_net_trace)")

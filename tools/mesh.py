@@ -353,20 +353,26 @@ class PeerMesh:
         """The peer goes silent for good (no LEAVE): nothing in, nothing out."""
         self.vanished.add(peer)
 
-    def restart(self, peer: int, *, stored: bool = False, held: bool = False) -> TableReplica:
+    def restart(
+        self, peer: int, *, stored: bool = False, held: bool = False, lost: int = 0
+    ) -> TableReplica:
         """The peer's process dies and starts again with the same key: without its log
         (`stored=False`, it must wait to be shown its own ops), or rebuilt from what its
         store kept: the ops it authored and its clock, as the node's store keeps them
-        (DESIGN.md 4), and with `held` every op it held too. What was on its way to it
-        dies with its socket. Its bot keeps playing the same seat."""
+        (DESIGN.md 4), and with `held` every op it held too. `lost`: its last ops of its
+        own that the store lost with the machine (written but not fsynced; the clock lease
+        is fsynced and survives). What was on its way to it dies with its socket. Its bot
+        keeps playing the same seat."""
         old = self.replicas[peer]
         key = old.sync.key
         randomness = seeded_bytes(f"{self.seed}/{peer}/restart")
         self._queue = [e for e in self._queue if not (e[2] == "deliver" and e[3] == peer)]
         heapq.heapify(self._queue)
         if stored:
-            logs = old.sync.logs.values() if held else [old.sync.logs.get(old.me, [])]
-            kept = [op.datagram() for log in logs for op in log]
+            own = old.sync.logs.get(old.me, [])
+            logs = old.sync.logs.values() if held else [own]
+            gone = {op.hash for op in own[len(own) - lost :]} if lost else set()
+            kept = [op.datagram() for log in logs for op in log if op.hash not in gone]
             replica = TableReplica.restore(
                 key,
                 old.sync.table,

@@ -39,14 +39,14 @@ def save_replay(folder: Path, replica: TableReplica, *, table_name: str) -> Path
     path = folder / f"{stamp}-{safe}-{replica.sync.table.hex()}.nrp"
     if path.exists():
         path.unlink()
-    file = RecordFile(path)
     finals = sum(1 for rnd in replica.rounds.values() if rnd.final is not None)
-    file.append(
-        RecordKind.REPLAY,
-        [REPLAY_FORMAT, replica.sync.table, table_name, replica.sync.host or b"", finals],
+    header = [REPLAY_FORMAT, replica.sync.table, table_name, replica.sync.host or b"", finals]
+    RecordFile(path).append_all(
+        [
+            (RecordKind.REPLAY, header),
+            *((RecordKind.LOG_OP, op.datagram()) for op in all_ops(replica)),
+        ]
     )
-    for op in all_ops(replica):
-        file.append(RecordKind.LOG_OP, op.datagram())
     return path
 
 

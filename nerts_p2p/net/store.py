@@ -4,8 +4,8 @@ Layout under the data directory (platformdirs' user data dir, or `--data-dir`):
 
 - `identity`: this peer's signing key (a KEY record);
 - `tables/<table id>.log`: one table as this peer played it: a TABLE record (who, where,
-  which role), then in the order they happened every op this peer authored (OP, appended
-  and flushed *before* the op is sent), the deal seed of each round it dealt (SEED, before
+  which role), then in the order they happened every op this peer authored (OP, written
+  to the kernel *before* the op is sent), the deal seed of each round it dealt (SEED, before
   the READY that commits to it), each final round's scores (FINAL), Lamport leases (CLOCK:
   a heartbeat promises our next op is stamped later than its own stamp, so before the clock
   passes the last lease a new one is written, and a restarted peer starts past it), and END
@@ -21,6 +21,24 @@ A crash can tear only the last record of a file (appends are flushed in order): 
 record that is short or fails its checksum is dropped and the file cut back to the records
 before it. A bad record with good ones after it is not a torn write but damage, and the
 file is refused in plain words.
+
+What is fsynced and what is only written (DESIGN.md 4 asks "append, flush"). A table's log
+stays open for appends (`TableStore`). Every record is written to the kernel in one
+`write` before the op or message it guards is sent, so a crash of the process (`kill -9`,
+an exception, the window closed) loses nothing: the kernel holds the bytes and writes
+them out whatever becomes of the process. Only a crash of the whole machine (power, a
+kernel panic) can lose what was written but not yet on disk. For the records a peer could
+not rebuild from the table, that is not good enough, and they are fsynced before anything
+they guard is sent: KEY (the identity), TABLE, SEED (a deal seed: the table only holds its
+commitment), CLOCK (a Lamport lease: the table cannot show what our heartbeats promised,
+PROTOCOL.md 14), FINAL and END. OP records, one for every op a player authors, only
+written: fsync costs about 0.2 ms on this machine's disk, more than the rest of a move's
+way to the other players (README, `bench net`). An OP lost with the machine is recovered
+from the table: every op we sent is held by the peers that received it, a restarted peer
+stays quiet until it holds every op of its own that the table's first heartbeats name
+(PROTOCOL.md 14, `Resuming`), and its clock restarts past the fsynced lease, which is
+above every op it stamped. A later fsync (a lease, a seed) also makes every OP before it
+durable: fsync writes out the whole file.
 """
 
 from __future__ import annotations
@@ -31,7 +49,8 @@ import fcntl
 import hashlib
 import os
 import struct
-from collections.abc import Iterator
+import weakref
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
@@ -171,11 +190,49 @@ class RecordFile:
         return result.records
 
     def append(self, kind: RecordKind, payload: object) -> None:
+        self.append_all([(kind, payload)])
+
+    def append_all(self, records: Iterable[tuple[RecordKind, object]]) -> None:
+        """Append records in one write, then one fsync (a replay's thousand ops: one fsync,
+        not a thousand)."""
+        data = b"".join(encode_record(kind, payload) for kind, payload in records)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self.path.open("ab") as f:
-            f.write(encode_record(kind, payload))
+            f.write(data)
             f.flush()
             os.fsync(f.fileno())
+
+
+#: Records written to the kernel but not fsynced (see the module docstring): a player's own
+#: ops, which the table gives back to a peer that lost them with its machine.
+NOT_FSYNCED: Final = frozenset({RecordKind.OP})
+
+
+class AppendHandle:
+    """A record file kept open for appends: one `write` per record, straight to the kernel
+    (no buffer in this process to lose), fsynced unless the record is in `NOT_FSYNCED`.
+    Opening and closing the file for every op of a round cost as much as writing it."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        # Closed when the store goes, or at exit: nothing is buffered here, so an unclosed
+        # descriptor loses nothing.
+        self._closer = weakref.finalize(self, os.close, self._fd)
+
+    def append(self, kind: RecordKind, payload: object) -> None:
+        record = encode_record(kind, payload)
+        written = os.write(self._fd, record)
+        if written != len(record):
+            # A full disk: what did get in is a torn last record, dropped on the next read.
+            raise StoreError(
+                f"the store could not take a record ({written} of {len(record)} bytes)"
+            )
+        if kind not in NOT_FSYNCED:
+            os.fsync(self._fd)
+
+    def close(self) -> None:
+        self._closer()
 
 
 def load_identity(data_dir: Path) -> bytes | None:
@@ -237,6 +294,7 @@ class TableStore:
     clock_lease: int = 0
     ended: bool = False
     torn_dropped: bool = False
+    _handle: AppendHandle | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def open(cls, data_dir: Path, table: bytes) -> TableStore:
@@ -263,8 +321,16 @@ class TableStore:
             self.ended = True
 
     def _append(self, kind: RecordKind, payload: object) -> None:
-        RecordFile(self.path).append(kind, payload)
+        if self._handle is None:
+            self._handle = AppendHandle(self.path)
+        self._handle.append(kind, payload)
         self._take(kind, payload)
+
+    def close(self) -> None:
+        """Close the file (appends after this open it again)."""
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
 
     def begin(self, header: TableHeader) -> None:
         self._append(RecordKind.TABLE, header.payload())

@@ -576,6 +576,17 @@ def test_a_seat_may_build_on_another_seats_nerts_top_and_the_victim_pays() -> No
     assert [s.foundation_cards for s in score_round(paid)] == [1, 5]
 
 
+def test_building_on_a_nerts_pile_works_at_both_ends_of_the_card_table() -> None:
+    # The king of clubs and the ace of spades are the last and the first faces: a bound
+    # meant to keep jokers out must not keep them out too (tools.mutate, seed 604).
+    kings = position(seat(work="QC,-,-,-"), seat("?11:KC"), rules="nerts_builds=true")
+    assert seat_text(after(kings, "0 QC w0-n1"), 1).startswith("?11:KC.QC@0/")
+    aces = position(seat(work="2S,-,-,-"), seat("?11:AS"), rules="nerts_builds=true")
+    assert seat_text(after(aces, "0 2S w0-n1"), 1).startswith("?11:AS.2S@0/")
+    queens = position(seat(work="KC,-,-,-"), seat("?11:QC"), rules="nerts_builds=true")
+    assert seat_text(after(queens, "0 KC w0-n1"), 1).startswith("?11:QC.KC@0/")
+
+
 def test_building_on_nerts_piles_is_off_by_default() -> None:
     state = nerts_build_table("-")
     assert rejected(state, "0 6D d-n1").reason == R.VARIANT_OFF

@@ -266,3 +266,19 @@ def test_a_starter_waiting_for_a_late_ready_is_not_voted_out_between_rounds(seed
     votes = [op for r in mesh.replicas for op in r.sync.logs[r.me] if op.kind == Kind.DEPART]
     assert votes == []
     assert mesh.replicas[0].sync.epochs[2].start.author == mesh.replicas[0].me
+
+
+def test_a_player_voted_out_who_comes_back_and_vanishes_again_gets_no_second_vote() -> None:
+    # Out of round 1 once is out for the rest of it: its ops while back are stored and
+    # relayed but count for nothing, and its second silence is not voted on again (it was,
+    # with a higher `held`: found by tools.mutate, seed 605).
+    twice = ((6.0, 20.0, frozenset({2})), (24.0, 80.0, frozenset({2})))
+    mesh = PeerMesh(players=3, rules=Rules(seats=3), seed=3, faults=Faults(partitions=twice))
+    mesh.run(until=900, rounds=1)
+    gone = mesh.replicas[2].me
+    for i in (0, 1):
+        mine = mesh.replicas[i].sync.logs[mesh.replicas[i].me]
+        votes = [op.payload for op in mine if op.kind == Kind.DEPART]
+        assert len(votes) == 1
+        assert votes[0][0] == gone
+    _finals_agree(mesh, [0, 1], 1)

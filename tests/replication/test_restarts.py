@@ -116,3 +116,26 @@ def test_a_peer_that_crashed_before_authoring_anything_is_let_in_after_its_hold(
     assert restarted.sync.quarantined is None
     assert restarted.is_member
     assert all(r.sync.delivered(restarted.me) >= 1 for r in mesh.replicas)
+
+
+@pytest.mark.parametrize(("seed", "peer", "lost"), [(31, 1, 1), (32, 2, 3)])
+def test_own_ops_the_store_lost_with_the_machine_are_never_reused(
+    seed: int, peer: int, lost: int
+) -> None:
+    """The node writes its own ops to the store without fsync (`nerts_p2p.net.store`): a
+    machine that goes down may lose the last of them, while the others already hold them.
+    Restored from what is left, the peer must not sign those seqs again (equivocation): it
+    is quiet until the table has shown them to it, then continues its chain after them."""
+    mesh = PeerMesh(players=3, rules=Rules(seats=3), seed=seed)
+    mesh.run_for(4.0)
+    old = mesh.replicas[peer]
+    before = [op.hash for op in old.sync.logs[old.me]]
+    restarted = mesh.restart(peer, stored=True, lost=lost)
+    assert restarted.sync.delivered(restarted.me) <= len(before) - lost
+    mesh.run(until=900, rounds=1)
+    after = [op.hash for op in restarted.sync.logs[restarted.me]]
+    assert after[: len(before)] == before  # the lost ops came back from the table, not anew
+    assert len(after) > len(before)
+    for replica in mesh.replicas:
+        assert [op.hash for op in replica.sync.logs[restarted.me]] == after
+    _assert_round_agreed_and_audited(mesh)

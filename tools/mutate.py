@@ -47,6 +47,9 @@ ROOT = Path(__file__).resolve().parent.parent
 #: The tests of the table replica: every module `nerts_p2p/table/replica.py` was split into
 #: (one concept each) is judged by the same subset.
 REPLICA_TESTS: tuple[str, ...] = (
+    "tests/replication/test_unreadable_move.py",
+    "tests/replication/test_restore_default.py",
+    "tests/replication/test_seed_share_commitment.py",
     "tests/replication/test_table_seats.py",
     "tests/replication/test_reveals.py",
     "tests/replication/test_race_announcements.py",
@@ -116,6 +119,15 @@ SYNC_TESTS: tuple[str, ...] = (
     "tests/protocol/test_ops_awaiting_a_key.py",
     "tests/replication/test_stamping_bounds.py",
     "tests/replication/test_stamp_after_expelled_liar.py",
+    "tests/protocol/test_expulsion_edges.py",
+    "tests/protocol/test_push_probe_and_packing.py",
+    "tests/protocol/test_promise_book.py",
+    "tests/protocol/test_op_checks_edges.py",
+    "tests/protocol/test_signs_of_life_edges.py",
+    "tests/protocol/test_departure_agreement.py",
+    "tests/protocol/test_store_load_order.py",
+    "tests/protocol/test_who_starts.py",
+    "tests/protocol/test_tracked_sources_bound.py",
 )
 #: ...and the modules whose concept only whole simulated tables exercise also by these
 #: (each a minute or more on a loaded host: a surviving mutant costs the whole subset).
@@ -192,6 +204,10 @@ TEST_SUBSETS: dict[str, tuple[str, ...]] = {
     ),
     **dict.fromkeys(REPLICA_MODULES, REPLICA_TESTS),
     **SYNC_SUBSETS,
+    # The sync machine's two pure helpers: judged by the sync tests, and by the whole
+    # tables whose concept they are (departures agreed on, promises broken).
+    "protocol/departure.py": SYNC_TESTS + SYNC_TABLE_TESTS["departures"],
+    "protocol/promises.py": SYNC_TESTS + SYNC_TABLE_TESTS["lies"],
 }
 
 EQUIVALENT_FILE = Path(__file__).resolve().parent / "mutation_equivalent.txt"

@@ -1,0 +1,90 @@
+"""Rules an op is judged by, at their edges: its deps must count its author's own previous
+op, a table's very first op may be stamped at most one step past zero, and deps never go
+down from an author's round op to its next even with a lobby op between them. (Found by
+`tools.mutate`, seed 604, `protocol/sync_checks.py`.)"""
+
+from __future__ import annotations
+
+import pytest
+
+from protocol.envelope import seal
+from protocol.messages import NO_PREV, Kind, op_body
+from protocol.sync import OpDelivered, OpRejected, SyncPeer
+from protocol.sync_limits import MAX_LAMPORT_STEP
+from tests.protocol.test_hostile import HISTORY, IDS, next_op, observer, op_of
+from tools.gen_vectors import KEYS, TABLE
+
+
+def _verdicts(peer: SyncPeer) -> list[tuple[str, str]]:
+    return [
+        ("rejected", e.message) if isinstance(e, OpRejected) else ("delivered", e.op.kind.name)
+        for e in peer.events()
+        if isinstance(e, OpDelivered | OpRejected)
+    ]
+
+
+def test_a_round_op_whose_deps_miscount_its_authors_own_ops_is_rejected() -> None:
+    peer = observer()
+    host, alice = peer.delivered(IDS["host"]), peer.delivered(IDS["alice"])
+    # (Naming more of her own would name the op itself: it would wait for ever, not fail.)
+    peer.receive(next_op("alice", deps=[host, alice - 1]), "alice", 1.0)
+    assert _verdicts(peer) == [("rejected", "deps must count the author's own previous op")]
+    assert peer.delivered(IDS["alice"]) == alice
+
+
+@pytest.mark.parametrize(
+    ("lamport", "delivered"), [(MAX_LAMPORT_STEP, True), (MAX_LAMPORT_STEP + 1, False)]
+)
+def test_a_tables_first_op_may_be_stamped_at_most_one_step_past_zero(
+    lamport: int, delivered: bool
+) -> None:
+    name, opener = HISTORY.ops[0]
+    assert name == "host"
+    assert opener.kind == Kind.OPEN
+    body = op_body(Kind.OPEN, TABLE, IDS["host"], 1, NO_PREV, lamport, 0, [], list(opener.payload))
+    peer = SyncPeer(KEYS["sam"], TABLE)
+    peer.receive(seal(KEYS["host"], body), "host", 1.0)
+    expected = (
+        ("delivered", "OPEN")
+        if delivered
+        else ("rejected", "its Lamport time is far past everything it names")
+    )
+    assert _verdicts(peer) == [expected]
+
+
+def test_deps_may_not_go_down_from_a_round_op_to_the_next_across_a_lobby_op() -> None:
+    # Alice's last op is her MIX of round 1, naming every op of the host. She readies for
+    # round 2 (a lobby op), then moves in round 1 naming one host op less: a lie about what
+    # she had seen, judged against her MIX, not against the READY in between.
+    peer = observer()
+    host, alice = peer.delivered(IDS["host"]), peer.delivered(IDS["alice"])
+    ready = op_of(
+        seal(
+            KEYS["alice"],
+            HISTORY.body("alice", Kind.READY, 0, [2, b"\x01" * 32, [], bytes(32), bytes(104)]),
+        )
+    )
+    peer.receive(ready.datagram(), "alice", 1.0)
+    assert _verdicts(peer) == [("delivered", "READY")]
+
+    def move(named_of_host: int) -> bytes:
+        return seal(
+            KEYS["alice"],
+            HISTORY.body(
+                "alice",
+                Kind.MOVE,
+                1,
+                "stuck",
+                seq=ready.seq + 1,
+                prev=ready.hash,
+                lamport=ready.lamport + 1,
+                deps=[named_of_host, alice + 1],
+            ),
+        )
+
+    peer.receive(move(host - 1), "alice", 1.1)
+    assert _verdicts(peer) == [
+        ("rejected", "its deps name fewer ops of an author than its author's previous op did")
+    ]
+    peer.receive(move(host), "alice", 1.2)
+    assert _verdicts(peer) == [("delivered", "MOVE")]

@@ -1,0 +1,73 @@
+"""A heartbeat's promise about its author's next op (PROTOCOL.md 7), judged on its own:
+which op it is about, which deps it binds, and how many unchecked promises are kept per
+author and for how long. (Found by `tools.mutate`, seed 604, `protocol/promises.py`.)"""
+
+from __future__ import annotations
+
+from protocol.envelope import seal
+from protocol.messages import Heartbeat, Kind, Op, decode, heartbeat_body, op_body, seal_op
+from protocol.promises import MAX_OPEN_PER_AUTHOR, PromiseBook, broken_promise
+from protocol.signing import SigningKeyPair
+from tools.gen_vectors import TABLE
+
+AUTHOR = SigningKeyPair(b"\x61" * 32)
+OTHER = SigningKeyPair(b"\x62" * 32)
+A, B = AUTHOR.key_id, OTHER.key_id
+
+
+def _heartbeat(lamport: int, vector: list[tuple[bytes, int]]) -> Heartbeat:
+    message = decode(
+        seal(AUTHOR, heartbeat_body(TABLE, A, lamport, sorted(vector), b"")), table=TABLE
+    )
+    assert isinstance(message, Heartbeat)
+    return message
+
+
+def _op(seq: int, lamport: int, deps: list[int] | None = None) -> Op:
+    """The author's op `seq`: a round-1 MOVE with one dep per participant (B, A)."""
+    return seal_op(
+        AUTHOR,
+        op_body(Kind.MOVE, TABLE, A, seq, bytes(16), lamport, 1, deps or [0, seq - 1], "stuck"),
+    )
+
+
+def test_a_heartbeat_naming_none_of_its_senders_ops_promises_about_its_first_op() -> None:
+    promise = _heartbeat(10, [(B, 2)])
+    assert broken_promise(promise, _op(1, 10, [2, 0]), (B, A)) is not None  # not above 10
+    assert broken_promise(promise, _op(1, 11, [2, 0]), (B, A)) is None
+    assert broken_promise(promise, _op(2, 5, [2, 1]), (B, A)) is None  # not the op it is about
+
+
+def test_a_participant_the_heartbeat_does_not_name_may_be_named_as_seen_zero_times() -> None:
+    assert broken_promise(_heartbeat(10, [(A, 3)]), _op(4, 11, [0, 3]), (B, A)) is None
+    # ...and one it names may not be named as seen fewer times than it held.
+    why = broken_promise(_heartbeat(10, [(A, 3), (B, 1)]), _op(4, 11, [0, 3]), (B, A))
+    assert why is not None
+    assert "names 0 ops" in why
+
+
+def test_a_round_op_whose_round_is_not_known_is_held_to_its_time_alone() -> None:
+    # Participants unknown (empty): the deps cannot be matched to anyone, so only the
+    # promised time is judged, and nothing fails.
+    promise = _heartbeat(10, [(A, 3), (B, 5)])
+    assert broken_promise(promise, _op(4, 11, [0, 3]), ()) is None
+    assert broken_promise(promise, _op(4, 10, [0, 3]), ()) is not None
+
+
+def test_the_book_keeps_the_promises_about_the_eight_newest_ops_of_an_author() -> None:
+    book = PromiseBook()
+    for own in range(1, 11):
+        book.note(_heartbeat(10 * own, [(A, own)]), delivered=0)
+    assert MAX_OPEN_PER_AUTHOR == 8
+    assert sorted(book.open[A]) == list(range(3, 11))
+
+
+def test_promises_about_later_ops_outlive_the_check_of_an_earlier_one() -> None:
+    book = PromiseBook()
+    about_five, about_seven = _heartbeat(10, [(A, 4)]), _heartbeat(20, [(A, 6)])
+    book.note(about_five, delivered=4)
+    book.note(about_seven, delivered=4)
+    assert book.due(_op(5, 11)) is about_five
+    assert book.due(_op(6, 12)) is None  # no promise was made about op 6
+    assert book.due(_op(7, 21)) is about_seven
+    assert book.open == {}  # every promise checked: nothing kept about this author

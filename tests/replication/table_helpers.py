@@ -14,6 +14,7 @@ from nerts_p2p.game.deck import deal_seat
 from nerts_p2p.game.errors import Rejection
 from nerts_p2p.game.fit import fits_work
 from nerts_p2p.game.moves import FROM_NERTS, NEW_FOUNDATION, Move
+from nerts_p2p.game.position import state_hash
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.table.replica import GameEvent, TableReplica
 from protocol.messages import PLAYER
@@ -192,3 +193,37 @@ def call_nerts(table: ManualTable, *, settle: float | None = 2.0) -> None:
     if settle is not None:
         table.deliver_all()
         table.settle(settle)
+
+
+def partners_after_their_share(label: str) -> tuple[ManualTable, TableReplica, TableReplica, str]:
+    """A partnership round between two pairs of stuck players, once each dealer's genuine seed
+    share has reached its partner: (table, seat 0's dealer, its partner, the partner's state
+    hash then). The partner's events are cleared, so what follows is all they show."""
+    rules = Rules(seats=2, partnerships=True)
+    seeds = [seed_showing(rules, [], label=f"{label}{i}", stuck=True) for i in range(4)]
+    table = ManualTable(rules, seeds)
+    table.start_round()
+    table.settle(0.5)  # the genuine seed share arrives
+    dealer, partner = table.players[0], table.players[1]
+    rnd = partner.current_round
+    assert rnd is not None
+    before = state_hash(rnd.state)
+    table.collect()
+    table.events[1].clear()
+    return table, dealer, partner, before
+
+
+def restored_from_store(old: TableReplica, name: str, **complete: bool) -> TableReplica:
+    """`old` restarted from a store that kept every op it held (and its clock); `complete`
+    is passed on to `TableReplica.restore`."""
+    stored = [op.datagram() for log in old.sync.logs.values() for op in log]
+    return TableReplica.restore(
+        old.sync.key,
+        old.sync.table,
+        stored,
+        name=name,
+        role=PLAYER,
+        randomness=fixed_randomness(bytes(32), "restored"),
+        clock=old.sync.clock.value,
+        **complete,
+    )

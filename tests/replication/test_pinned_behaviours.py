@@ -34,7 +34,7 @@ from protocol.errors import DropReason
 from protocol.messages import SEED_AND_SALT, Batch, Kind, Op, decode, decode_op, op_body
 from protocol.sealed import OVERHEAD as SEALED_OVERHEAD
 from protocol.sync import BROADCAST, MAX_PENDING_PER_AUTHOR, DivergenceDetected, SyncPeer
-from tests.replication.table_helpers import ManualTable, seed_showing
+from tests.replication.table_helpers import ManualTable, partners_after_their_share, seed_showing
 from tools.gen_vectors import KEYS, TABLE, play_history
 
 # --- anti-entropy: the request and its answer, without heartbeats --------------------------
@@ -543,17 +543,7 @@ def test_an_expelled_dealer_who_never_reveals_is_named_a_cheater_when_the_round_
 
 
 def test_a_seed_share_that_does_not_open_is_reported_and_changes_nothing() -> None:
-    rules = Rules(seats=2, partnerships=True)
-    seeds = [seed_showing(rules, [], label=f"g{i}", stuck=True) for i in range(4)]
-    table = ManualTable(rules, seeds)
-    table.start_round()
-    table.settle(0.5)  # the genuine seed share arrives
-    dealer, partner = table.players[0], table.players[1]
-    rnd = partner.current_round
-    assert rnd is not None
-    before = state_hash(rnd.state)
-    table.collect()
-    table.events[1].clear()
+    table, dealer, partner, before = partners_after_their_share("g")
     garbled = bytes(SEED_AND_SALT + SEALED_OVERHEAD)  # the right size, sealed by nobody
     dealer.sync.author(Kind.SEED_SHARE, 1, [partner.me, garbled])
     table.collect()

@@ -7,23 +7,14 @@ from __future__ import annotations
 
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.table.replica import TableReplica
-from protocol.messages import PLAYER, Heartbeat, Request, decode
+from protocol.messages import Heartbeat, Request, decode
 from tests.protocol.test_anti_entropy_rules import _heartbeat, _turn
-from tests.replication.table_helpers import ManualTable, fixed_randomness, seed_showing
+from tests.replication.table_helpers import ManualTable, restored_from_store, seed_showing
 
 
 def _restored(old: TableReplica) -> TableReplica:
     """`old` restarted from a store that kept every op it held."""
-    stored = [op.datagram() for log in old.sync.logs.values() for op in log]
-    return TableReplica.restore(
-        old.sync.key,
-        old.sync.table,
-        stored,
-        name="p2",
-        role=PLAYER,
-        randomness=fixed_randomness(bytes(32), "restored"),
-        clock=old.sync.clock.value,
-    )
+    return restored_from_store(old, "p2")
 
 
 def _says(replica: TableReplica) -> list[object]:

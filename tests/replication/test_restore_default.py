@@ -7,22 +7,11 @@ from __future__ import annotations
 
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.table.replica import TableReplica
-from protocol.messages import PLAYER
-from tests.replication.table_helpers import ManualTable, fixed_randomness, seed_showing
+from tests.replication.table_helpers import ManualTable, restored_from_store, seed_showing
 
 
 def _restored(old: TableReplica, **complete: bool) -> TableReplica:
-    stored = [op.datagram() for log in old.sync.logs.values() for op in log]
-    return TableReplica.restore(
-        old.sync.key,
-        old.sync.table,
-        stored,
-        name="p1",
-        role=PLAYER,
-        randomness=fixed_randomness(bytes(32), "restored"),
-        clock=old.sync.clock.value,
-        **complete,
-    )
+    return restored_from_store(old, "p1", **complete)
 
 
 def test_a_replica_restored_from_its_store_resumes_unless_the_store_may_be_incomplete() -> None:

@@ -6,25 +6,14 @@ and changes nothing. (Found by `tools.mutate`, seed 604, `nerts_p2p/table/deal_s
 from __future__ import annotations
 
 from nerts_p2p.game.position import state_hash
-from nerts_p2p.game.rules import Rules
 from nerts_p2p.table.events import ProtocolViolation
 from protocol.messages import SEED_AND_SALT, Kind
 from protocol.sealed import seal_for
-from tests.replication.table_helpers import ManualTable, seed_showing
+from tests.replication.table_helpers import partners_after_their_share
 
 
 def test_a_seed_share_of_another_seed_than_the_committed_one_is_reported() -> None:
-    rules = Rules(seats=2, partnerships=True)
-    seeds = [seed_showing(rules, [], label=f"commit/{i}", stuck=True) for i in range(4)]
-    table = ManualTable(rules, seeds)
-    table.start_round()
-    table.settle(0.5)  # the genuine seed share arrives
-    dealer, partner = table.players[0], table.players[1]
-    rnd = partner.current_round
-    assert rnd is not None
-    before = state_hash(rnd.state)
-    table.collect()
-    table.events[1].clear()
+    table, dealer, partner, before = partners_after_their_share("commit/")
     other_seed = seal_for(
         dealer.sync.key, dealer.sync.keys[partner.me], b"\x07" * SEED_AND_SALT, bytes(24)
     )

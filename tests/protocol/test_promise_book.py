@@ -71,3 +71,18 @@ def test_promises_about_later_ops_outlive_the_check_of_an_earlier_one() -> None:
     assert book.due(_op(6, 12)) is None  # no promise was made about op 6
     assert book.due(_op(7, 21)) is about_seven
     assert book.open == {}  # every promise checked: nothing kept about this author
+
+
+def test_each_heartbeat_is_relayed_once_and_a_newer_one_again() -> None:
+    # A relayed heartbeat carries a horizon across a one-way link; sending the same one on
+    # every relay turn only costs datagrams (found by tools.mutate, seed 606: `and` made `or`
+    # relayed every kept heartbeat again on every turn).
+    book = PromiseBook()
+    first = _heartbeat(10, [(A, 1)])
+    book.note(first, delivered=1)
+    assert book.to_relay(B) == [first]
+    assert book.to_relay(B) == []
+    newer = _heartbeat(12, [(A, 1)])
+    book.note(newer, delivered=1)
+    assert book.to_relay(B) == [newer]
+    assert book.to_relay(A) == []  # never our own (and nothing new anyway)

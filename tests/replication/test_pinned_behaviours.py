@@ -540,6 +540,12 @@ def test_an_expelled_dealer_who_never_reveals_is_named_a_cheater_when_the_round_
     # The expelled player's own table (it hears everything) waits for the others' reveals
     # too, and shows the very same result.
     assert [e for e in table.events[2] if isinstance(e, RoundFinal)] == finals[0]
+    # Knowing it was expelled, it authored nothing more for the round: no REVEAL (found by
+    # tools.mutate, seed 604, round_finish `progress`'s `or` made `and`).
+    own = cheat.current_round
+    assert own is not None
+    assert own.log.excluded.get(cheat.me) is not None
+    assert cheat.sync.logs[cheat.me][-1].kind == Kind.MOVE
 
 
 def test_a_seed_share_that_does_not_open_is_reported_and_changes_nothing() -> None:

@@ -80,7 +80,8 @@ REPLICA_MODULES: tuple[str, ...] = tuple(
     f"nerts_p2p/table/{name}.py"
     for name in (
         "replica", "round", "lobby", "playing", "round_start", "deal_secrets", "stability",
-        "round_finish", "departure_votes", "events", "commitments",
+        "round_finish", "departure_votes", "events", "commitments", "presence", "gate",
+        "status", "wire",
     )
 )  # fmt: skip
 #: The tests of the sync state machine that drive one `SyncPeer` (or a small table) by hand:

@@ -4,6 +4,8 @@ others acknowledge is flagged to every player, and past the bound it is voted ou
 from __future__ import annotations
 
 from collections.abc import Callable
+from types import SimpleNamespace
+from typing import cast
 
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.table.presence import (
@@ -15,6 +17,7 @@ from nerts_p2p.table.presence import (
 )
 from nerts_p2p.table.replica import SeatDeparted, SeatLagging
 from protocol.clocks import VersionVector
+from protocol.order import EpochLog
 from tools.blind import make_blind
 from tools.mesh import PeerMesh
 
@@ -78,3 +81,35 @@ def test_a_silence_does_not_count_against_an_acknowledgment_but_time_heard_does(
     # (A silence is known to have ended at the first look after it: at most one look of
     # it is counted as owed.)
     assert 0 <= owed[at.index(7.0)] - owed[at.index(2.5)] <= PRESENCE_CHECK
+
+
+def test_a_seat_that_catches_up_and_lags_again_is_flagged_again() -> None:
+    # A warning is once per lag, not once per round: meeting what was asked clears it, so
+    # the next lag is shown too (found by tools.mutate, seed 607: the clearing deleted).
+    a, b, lagger = b"a" * 8, b"b" * 8, b"c" * 8
+    log = cast(EpochLog, SimpleNamespace(participants=(a, b, lagger), excluded={}))
+    presence = Presence()
+
+    def look(now: float, lagger_holds: int, others_hold: int) -> list[bytes]:
+        """Everyone's vectors (what each holds of a's ops) at a look; who is newly flagged."""
+        vectors = {
+            p: VersionVector.from_pairs([(a, lagger_holds if p == lagger else others_hold)])
+            for p in (a, b, lagger)
+        }
+        presence.update(log, vectors, now)
+        flagged = [
+            p
+            for p in (a, b, lagger)
+            if presence.lag(p, now) >= LAG_WARN and p not in presence.warned
+        ]
+        presence.warned.update(flagged)  # as the replica's look does, with a SeatLagging each
+        return flagged
+
+    assert look(0.0, 5, 5) == []
+    assert look(0.25, 5, 9) == []  # the others hold 9: the lagger is asked for them
+    assert look(0.5, 5, 9) == []
+    assert look(1.5, 5, 9) == [lagger]
+    assert look(2.0, 5, 9) == []  # flagged once for this lag
+    assert look(2.25, 9, 9) == []  # caught up
+    assert look(2.5, 9, 14) == []
+    assert look(3.75, 9, 14) == [lagger]  # lagging again: flagged again

@@ -65,11 +65,8 @@ def _print(result: ReplayResult, *, as_json: bool) -> int:
         called = "" if state.called_by is None else f" by seat {state.called_by}"
         print(f"ended: {state.ended_by}{called}")
         for score in final.scores:
-            gone = (
-                "  departed: voted out as silent, scored as it lay"
-                if (score.seat in final.departed)
-                else ""
-            )
+            departed = score.seat in final.departed
+            gone = "  departed: voted out as silent, scored as it lay" if departed else ""
             print(
                 f"  seat {score.seat}: {score.score:+d}  (total {final.totals[score.seat]}){gone}"
             )

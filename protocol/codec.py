@@ -25,6 +25,7 @@ __all__ = [
     "MAX_DEPTH",
     "pack",
     "unpack_bounded",
+    "unpack_own",
 ]
 
 MAX_DATAGRAM = 1200
@@ -147,6 +148,12 @@ def _check_plain(value: object, depth: int = 0) -> None:
     if kind is float:
         raise _RejectedError("floats are not allowed")
     raise _RejectedError(f"{kind.__name__} values are not allowed")
+
+
+def unpack_own(data: bytes) -> object:
+    """The value of bytes this process has just made with `pack` (never a network's): no
+    limits to enforce, and the same value `unpack_bounded` gives for them."""
+    return msgpack.unpackb(data, raw=False, use_list=True)
 
 
 def unpack_bounded(data: bytes, *, max_len: int = MAX_DATAGRAM, canonical: bool = False) -> object:

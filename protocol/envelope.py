@@ -34,6 +34,7 @@ __all__ = [
     "Envelope",
     "open_envelope",
     "seal",
+    "seal_parts",
     "verify_envelope",
 ]
 
@@ -71,19 +72,26 @@ def seal(key: SigningKeyPair, body_obj: object) -> bytes:
     Raises `LocalProtocolError` if the body cannot be encoded deterministically (SCHEMA) or is
     too large for one datagram (OVERSIZE): callers must split or refuse such messages themselves.
     """
+    return seal_parts(key, body_obj)[0]
+
+
+def seal_parts(key: SigningKeyPair, body_obj: object) -> tuple[bytes, bytes, bytes]:
+    """`seal`, returning (datagram, body bytes, signature): for a sender that also needs
+    what it signed (`messages.seal_op`), without taking its own datagram apart again."""
     body_bytes = pack(body_obj)
     if len(body_bytes) > MAX_BODY:
         raise LocalProtocolError(
             DropReason.OVERSIZE,
             f"body is {len(body_bytes)} bytes encoded, over the limit of {MAX_BODY} bytes",
         )
-    datagram = pack([PROTOCOL_VERSION, body_bytes, sign(key, body_bytes)])
+    signature = sign(key, body_bytes)
+    datagram = pack([PROTOCOL_VERSION, body_bytes, signature])
     if len(datagram) > MAX_DATAGRAM:
         raise LocalProtocolError(
             DropReason.OVERSIZE,
             f"envelope is {len(datagram)} bytes, over the datagram limit of {MAX_DATAGRAM}",
         )
-    return datagram
+    return datagram, body_bytes, signature
 
 
 def open_envelope(datagram: bytes) -> Envelope:

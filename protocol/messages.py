@@ -32,11 +32,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final, NoReturn
 
-import msgpack
-
 from . import schema as s
-from .codec import pack, unpack_bounded
-from .envelope import PROTOCOL_VERSION, Envelope, open_envelope, seal
+from .codec import pack, unpack_bounded, unpack_own
+from .envelope import PROTOCOL_VERSION, Envelope, open_envelope, seal_parts
 from .errors import DropReason, RemoteProtocolError
 from .sealed import OVERHEAD as SEALED_OVERHEAD
 from .signing import KEY_ID_LEN, OP_HASH_LEN, PUBLIC_KEY_LEN, SigningKeyPair, key_id, op_hash
@@ -529,13 +527,12 @@ def seal_op(key: SigningKeyPair, body: list[object]) -> Op:
     """Sign an op body and return the op exactly as a receiver will decode it: the value
     msgpack gives back for the signed bytes, through the schema and the checks across
     fields (`decode_body`). Not through the rest of the gate: the envelope and the body's
-    encoding were made just now by `seal` (canonical, within the limits, sizes checked), so
-    unpacking them with limits again would only find what was written. A move's author
+    encoding were made just now by `seal_parts` (canonical, within the limits, sizes
+    checked), so unpacking them with limits again would only find what was written. A move's author
     signs on its way to the wire, so this is part of every move's latency."""
-    datagram = seal(key, body)
-    _, body_bytes, signature = msgpack.unpackb(datagram)
+    _, body_bytes, signature = seal_parts(key, body)
     table: bytes = body[1]  # type: ignore[assignment]
-    decoded = decode_body(msgpack.unpackb(body_bytes), body_bytes, signature, table=table)
+    decoded = decode_body(unpack_own(body_bytes), body_bytes, signature, table=table)
     assert isinstance(decoded, Op)
     return decoded
 

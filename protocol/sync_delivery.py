@@ -133,7 +133,8 @@ def deliver(sync: SyncPeer, op: Op, *, authored: bool = False) -> None:
         times = sync._delivered_at[author] = []
     times.append(sync._now)
     sync._held_hashes.add(op.hash)
-    if sync.dead.get(author, op.seq + 1) <= op.seq:
+    dead_from = sync.dead.get(author)
+    if dead_from is not None and dead_from <= op.seq:
         del sync.dead[author]  # a valid twin of the op we rejected: nothing is dead now
     lamport = op.lamport
     if not authored:

@@ -22,10 +22,10 @@ from .settings import (
     replays_dir,
 )
 from .signed_replay import SUFFIX, load_signed_replay
+from .widgets import Button, button_at, column, menu_column, screen_title, text_lines
 
 if TYPE_CHECKING:
     from .netsession import NetworkTable
-from .widgets import Button, button_at, column, menu_column, screen_title, text_lines
 
 LEVEL_ORDER = list(LEVELS)
 

@@ -18,6 +18,7 @@ from .presence import LAG_WARN, PRESENCE_CHECK
 
 if TYPE_CHECKING:
     from .replica import TableReplica
+    from .round import ReplicatedRound
 
 
 def watch_presence(replica: TableReplica, now: float) -> None:
@@ -29,31 +30,22 @@ def watch_presence(replica: TableReplica, now: float) -> None:
     if presence.round != rnd.number:
         presence.reset(rnd.number)
     presence.round_seen(rnd.number, now)
-    looked = rnd.final is not None
-    if rnd.final is None and now >= presence.next_check:
-        looked = True
-        # Four looks a second are plenty for bounds of seconds, and cheap.
-        presence.next_check = now + PRESENCE_CHECK
-        vectors = dict(replica.sync.acks)
-        vectors[replica.me] = VersionVector(replica.sync.vector())
-        presence.update(log, vectors, now)
-        presence.note_silences(replica.sync.signs_of_life(), now)
-        for p in log.participants:
-            lag = presence.lag(p, now)
-            if lag >= LAG_WARN and p not in presence.warned and p != replica.me:
-                presence.warned.add(p)
-                replica._events.append(SeatLagging(rnd.number, rnd.seat_of[p], p, lag))
-    if not replica.can_author or not looked:
-        # Votes only right after a look: the acknowledgments and the signs of life are
-        # then of the same moment (a heartbeat heard since would look unacknowledged).
+    playing = rnd.final is None
+    if playing:
+        if now < presence.next_check:
+            return  # votes only right after a look (below)
+        heard = _look(replica, rnd, now)
+    else:
+        heard = replica.sync.signs_of_life()
+    if not replica.can_author:
         return
-    silent = presence.silent(
-        log, replica.sync.signs_of_life(), replica.me, now, playing=rnd.final is None
-    )
+    # Votes only right after a look: the acknowledgments and the signs of life are then of
+    # the same moment (a heartbeat heard since would look unacknowledged).
+    silent = presence.silent(log, heard, replica.me, now, playing=playing)
     for target in silent:
         if target in log.departed:
             continue
-        if rnd.final is not None and (
+        if not playing and (
             replica.sync.starter(rnd.number + 1) != target or rnd.number + 1 in replica.sync.epochs
         ):
             continue  # after a final round only a vanished starter matters
@@ -66,3 +58,23 @@ def watch_presence(replica: TableReplica, now: float) -> None:
         except LocalProtocolError as exc:
             replica._events.append(ProtocolViolation(replica.me, exc.message))
     replica._after_sync()
+
+
+def _look(replica: TableReplica, rnd: ReplicatedRound, now: float) -> dict[bytes, float]:
+    """A look at the acknowledgments while the round is played: ask each participant what
+    the others acknowledge, count its silences, flag the seats lagging. Returns the signs of
+    life it judged by, for the votes of the same moment."""
+    presence = replica.presence
+    # Four looks a second are plenty for bounds of seconds, and cheap.
+    presence.next_check = now + PRESENCE_CHECK
+    vectors = dict(replica.sync.acks)
+    vectors[replica.me] = VersionVector(replica.sync.vector())
+    presence.update(rnd.log, vectors, now)
+    heard = replica.sync.signs_of_life()
+    presence.note_silences(heard, now)
+    for p in rnd.log.participants:
+        lag = presence.lag(p, now)
+        if lag >= LAG_WARN and p not in presence.warned and p != replica.me:
+            presence.warned.add(p)
+            replica._events.append(SeatLagging(rnd.number, rnd.seat_of[p], p, lag))
+    return heard

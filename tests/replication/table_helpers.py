@@ -71,6 +71,10 @@ def fixed_randomness(seed: bytes, label: str) -> Callable[[int], bytes]:
     return draw
 
 
+#: A datagram on its way: (sender, destination, datagram).
+InFlight = tuple[int, Hashable, bytes]
+
+
 class ManualTable:
     """Players 0..n-1 (0 is the host); seat i is played by `players[i]` (keys are chosen so
     that the host's seat order, by key id, matches the player index)."""
@@ -98,7 +102,7 @@ class ManualTable:
                 randomness=fixed_randomness(seed, f"p{i}"),
             )
             self.players.append(replica)
-        self.queue: list[tuple[int, Hashable, bytes]] = []
+        self.queue: list[InFlight] = []
         self.events: list[list[GameEvent]] = [[] for _ in self.players]
         for replica in self.players[1:]:
             replica.request_table(host.me, 0, 0.0)
@@ -118,28 +122,42 @@ class ManualTable:
                 self.queue.append((i, destination, datagram))
             self.events[i].extend(replica.events())
 
-    def deliver_all(self) -> None:
+    def deliver_all(self, withhold: Callable[[bytes], bool] | None = None) -> list[InFlight]:
+        """Deliver until nothing more is said; the datagrams `withhold` picks are put aside
+        instead, and returned (sender, destination, datagram)."""
+        held: list[InFlight] = []
         while self.queue:
             queue, self.queue = self.queue, []
             for sender, destination, datagram in queue:
+                if withhold is not None and withhold(datagram):
+                    held.append((sender, destination, datagram))
+                    continue
                 targets = range(len(self.players)) if destination == BROADCAST else [destination]
                 for target in targets:
                     assert isinstance(target, int)
                     if target != sender:
                         self.players[target].receive(datagram, sender, self.now)
             self.collect()
+        return held
 
-    def settle(self, seconds: float = 1.0) -> None:
-        """Heartbeats for a while, everything delivered: ops become stable."""
+    def settle(
+        self, seconds: float = 1.0, withhold: Callable[[bytes], bool] | None = None
+    ) -> list[InFlight]:
+        """Heartbeats for a while, everything delivered: ops become stable (but what
+        `withhold` picks, returned as `deliver_all` does)."""
+        held: list[InFlight] = []
         end = self.now + seconds
         while self.now < end:
             self.now += 0.05
             for replica in self.players:
                 replica.tick(self.now)
             self.collect()
-            self.deliver_all()
+            held += self.deliver_all(withhold)
+        return held
 
-    def start_round(self) -> None:
+    def start_round(self, *, deliver: bool = True) -> None:
+        """Every player says READY and the host starts; the START is delivered unless
+        `deliver` is False (it waits in `queue`)."""
         for replica in self.players:
             if replica.role == PLAYER:
                 replica.ready()
@@ -147,7 +165,8 @@ class ManualTable:
         self.deliver_all()
         self.players[0].start()
         self.collect()
-        self.deliver_all()
+        if deliver:
+            self.deliver_all()
 
 
 def _keys_in_seat_order(count: int) -> list[SigningKeyPair]:

@@ -8,7 +8,6 @@ from nerts_p2p.game.moves import Move
 from nerts_p2p.game.position import state_hash
 from nerts_p2p.game.rules import Rules
 from protocol.messages import Batch, Kind, Op, decode, decode_op
-from protocol.sync import BROADCAST
 from tests.replication.table_helpers import ManualTable, seed_showing
 
 
@@ -23,45 +22,18 @@ def _carries_share_of(author: bytes, datagram: bytes, table: bytes) -> bool:
     return any(op.kind == Kind.SEED_SHARE and op.author == author for op in ops)
 
 
-def _exchange(table: ManualTable, seconds: float, held: list[tuple[int, object, bytes]]) -> None:
-    """Heartbeats and delivery as `ManualTable.settle`, but every datagram that carries the
-    first dealer's seed share is put aside in `held`."""
-    dealer = table.players[0].me
-    table_id = table.players[0].sync.table
-    end = table.now + seconds
-    while True:
-        while table.queue:
-            queue, table.queue = table.queue, []
-            for sender, destination, datagram in queue:
-                if _carries_share_of(dealer, datagram, table_id):
-                    held.append((sender, destination, datagram))
-                    continue
-                targets = range(len(table.players)) if destination == BROADCAST else [destination]
-                for target in targets:
-                    assert isinstance(target, int)
-                    if target != sender:
-                        table.players[target].receive(datagram, sender, table.now)
-            table.collect()
-        if table.now >= end:
-            return
-        table.now += 0.05
-        for replica in table.players:
-            replica.tick(table.now)
-        table.collect()
-
-
 def test_a_partners_seed_share_that_arrives_after_later_moves_refolds_the_whole_round() -> None:
     rules = Rules(seats=2, partnerships=True)
     table = ManualTable(rules, [seed_showing(rules, [], label=f"share{i}") for i in range(4)])
-    for replica in table.players:
-        replica.ready()
-    table.collect()
-    table.deliver_all()
-    table.players[0].start()
-    table.collect()
-    held: list[tuple[int, object, bytes]] = []
-    _exchange(table, 0.3, held)  # every mix nonce is in; the seat-0 dealer's share is not
+    table.start_round(deliver=False)
     dealer, partner = table.players[0], table.players[1]
+    table_id = dealer.sync.table
+
+    def share(datagram: bytes) -> bool:
+        return _carries_share_of(dealer.me, datagram, table_id)
+
+    # Every mix nonce is in; the seat-0 dealer's share is not.
+    held = table.deliver_all(withhold=share) + table.settle(0.3, withhold=share)
     rnd = partner.current_round
     assert rnd is not None
     assert held
@@ -70,7 +42,7 @@ def test_a_partners_seed_share_that_arrives_after_later_moves_refolds_the_whole_
     other = next(p for p in table.players[2:] if rnd.dealer[1] == p.me)
     assert not hasattr(other.play(Move(1, "turn")), "reason")
     table.collect()
-    _exchange(table, 0.0, held)
+    held += table.deliver_all(withhold=share)
     assert len([s for s in rnd.steps if s.applied]) == 1  # the partner has the turn
     for _, _, datagram in held:  # the share comes at last, ordered before the turn
         partner.receive(datagram, 0, table.now)

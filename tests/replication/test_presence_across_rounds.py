@@ -53,13 +53,7 @@ def _table(rounds: int, label: str) -> ManualTable:
 def _play_round(table: ManualTable, *, finish: bool = True) -> int:
     """Every player readies, the host starts, seat 0 plays its ace and calls Nerts; returns
     the round's number once it is final everywhere (`finish=False`: once it is under way)."""
-    for replica in table.players:
-        replica.ready()
-    table.collect()
-    table.deliver_all()
-    table.players[0].start()
-    table.collect()
-    table.deliver_all()
+    table.start_round()
     table.settle(0.3)  # every mix nonce is in: moves count
     rnd = table.players[0].current_round
     assert rnd is not None

@@ -76,6 +76,7 @@ from .sync_events import (
     DivergenceDetected,
     OpDelivered,
     OpRejected,
+    StartVoided,
     SyncEvent,
 )
 from .sync_limits import (
@@ -281,6 +282,13 @@ class SyncPeer:
                 DropReason.SCHEMA,
                 "restarting: waiting for the table to show us our own ops before authoring",
             )
+        if epoch and kind not in (Kinds.START, Kinds.LEAVE) and not self.start_confirmed(epoch):
+            # Nothing of ours may hang on a START that the votes of the round before might
+            # still void (PROTOCOL.md 13.3): our chain would be stuck on it.
+            raise LocalProtocolError(
+                DropReason.SCHEMA,
+                f"round {epoch} has not begun for us yet: its start is not confirmed",
+            )
         seq = self.delivered(self.me) + 1
         prev = self.logs[self.me][-1].hash if seq > 1 else NO_PREV
         deps = self.deps_for(kind, epoch, payload)
@@ -427,6 +435,11 @@ class SyncPeer:
         """Who may START round `epoch` (`sync_membership.starter`)."""
         return sync_membership.starter(self, epoch)
 
+    def start_confirmed(self, epoch: int) -> bool:
+        """May we act in round `epoch`: can its START no longer be voided
+        (`sync_membership.start_confirmed`)?"""
+        return sync_membership.start_confirmed(self, epoch)
+
     def ready_for(self, epoch: int, author: bytes, start: Op) -> Op | None:
         """The author's latest READY for `epoch` that `start` had seen."""
         return sync_membership.ready_for(self, epoch, author, start)
@@ -461,6 +474,7 @@ __all__ = [
     "OpRejected",
     "Quarantine",
     "Resuming",
+    "StartVoided",
     "SyncEvent",
     "SyncPeer",
     "fair_take",

@@ -31,6 +31,8 @@ def progress(replica: TableReplica) -> None:
             if rnd.end_is_stable() and reveals_stable(replica, rnd):
                 finish(replica, rnd)
             continue
+        if not replica.sync.start_confirmed(rnd.number):
+            continue  # its START might still be voided: nothing of ours may hang on it
         deal_secrets.reveal_nonce(replica, rnd)
         if not rnd.shared and rnd.rules.partnerships:
             deal_secrets.share_seed(replica, rnd)

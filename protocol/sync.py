@@ -24,7 +24,8 @@ The machine is one `SyncPeer` (its state, reading, authoring, the receive gate a
 tick); each concept of it lives in a module of its own, as functions over the peer:
 `sync_parking` (an op's way from the gate to the queue), `sync_delivery` (causal
 delivery), `sync_checks` (why an op cannot be delivered), `sync_lamport` (stamping),
-`sync_membership` (who may do what, starters, departures), `sync_heartbeats`,
+`sync_membership` (who may do what, departures), `sync_starters` (who starts a round, and
+when a START counts and is confirmed), `sync_heartbeats`,
 `sync_requests` (anti-entropy), `sync_evidence` (equivocation, broken promises,
 expulsion), `sync_restart` (quiet restarts), `sync_events` (what it reports) and
 `sync_limits` (its bounds). This module keeps every public name the others had.
@@ -47,6 +48,7 @@ from . import (
     sync_parking,
     sync_requests,
     sync_restart,
+    sync_starters,
 )
 from .clocks import LamportClock, VersionVector
 from .counters import DropCounters
@@ -432,13 +434,13 @@ class SyncPeer:
     # --- membership (sync_membership) ----------------------------------------------------
 
     def starter(self, epoch: int) -> bytes | None:
-        """Who may START round `epoch` (`sync_membership.starter`)."""
-        return sync_membership.starter(self, epoch)
+        """Who may START round `epoch` (`sync_starters.starter`)."""
+        return sync_starters.starter(self, epoch)
 
     def start_confirmed(self, epoch: int) -> bool:
         """May we act in round `epoch`: can its START no longer be voided
-        (`sync_membership.start_confirmed`)?"""
-        return sync_membership.start_confirmed(self, epoch)
+        (`sync_starters.start_confirmed`)?"""
+        return sync_starters.start_confirmed(self, epoch)
 
     def ready_for(self, epoch: int, author: bytes, start: Op) -> Op | None:
         """The author's latest READY for `epoch` that `start` had seen."""

@@ -10,7 +10,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import sync_checks, sync_evidence, sync_heartbeats, sync_liveness, sync_membership
+from . import (
+    sync_checks,
+    sync_evidence,
+    sync_heartbeats,
+    sync_liveness,
+    sync_membership,
+    sync_starters,
+)
 from .errors import DropReason
 from .messages import Kinds, Op
 from .sync_events import OpDelivered, OpRejected
@@ -53,7 +60,7 @@ def deliver_ready(sync: SyncPeer) -> None:
             deliver_checked(sync, op)
             progress = True
         # A departure agreed on just now may make a waiting successor's START
-        # deliverable (`sync_membership.successor_waits`): look again, rather than wait for an op.
+        # deliverable (`sync_starters.successor_waits`): look again, rather than wait for an op.
         progress = sync_membership.resolve_departures(sync) or progress
     sync._unscanned = False
 
@@ -73,7 +80,7 @@ def deps_met(sync: SyncPeer, op: Op) -> bool:
                 return False
         return True
     if kind == Kinds.START:
-        if sync_membership.successor_waits(sync, op):
+        if sync_starters.successor_waits(sync, op):
             return False
         participants = op.payload[0]  # a START's deps follow its own list
     else:

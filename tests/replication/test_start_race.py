@@ -141,3 +141,59 @@ def test_nobody_acts_in_a_round_whose_start_the_others_have_not_acknowledged() -
     table.settle(0.5)  # the others' heartbeats hold the START now
     assert host.sync.start_confirmed(2)
     assert all(host.me in r.sync.epochs[2].nonces for r in table.players)
+
+
+def test_players_who_left_between_rounds_cannot_hold_up_the_next_start() -> None:
+    # Five played round 1; three leave (LEAVE: they sign nothing more), so the two who stay
+    # are no quorum of round 1's participants. Those who left can never vote the starter
+    # out, so the START of round 2 is confirmed and the two play it.
+    rules = Rules(seats=5, nerts_size=1)
+    seeds = [
+        seed_showing(rules, [], nerts_top="AS", label="left5/caller"),
+        *(seed_showing(rules, [], label=f"left5/{i}") for i in range(1, 5)),
+    ]
+    table = ManualTable(rules, seeds)
+    table.start_round()
+    table.settle(0.3)
+    call_nerts(table, settle=3.0)
+    leaving, staying = table.players[2:], table.players[:2]
+    for replica in leaving:
+        replica.leave()
+    table.collect()
+    table.deliver_all()
+    for replica in leaving:  # their programs have quit: they hear and say nothing more
+        replica.tick = lambda now: None  # type: ignore[method-assign]
+        replica.receive = lambda datagram, source, now: None  # type: ignore[method-assign]
+    for replica in staying:
+        replica.ready()
+    table.collect()
+    table.deliver_all()
+    table.players[0].start()
+    table.collect()
+    table.deliver_all()
+    table.settle(0.5)
+    for replica in staying:
+        assert replica.sync.start_confirmed(2)
+        assert all(p.me in replica.sync.epochs[2].nonces for p in staying)
+
+
+def test_a_start_that_a_vote_had_seen_stands_though_its_author_is_voted_out() -> None:
+    # A vote that holds the START (its `held` reaches the START's seq) says the START was
+    # signed in the open: its author, voted out of round 1 as it may be, is still the
+    # starter of round 2 for that START, and the round it began is not voided anywhere.
+    table = _three_after_round_one()
+    host, second, third = table.players
+    table.start_round(deliver=False)
+    start = host.sync.logs[host.me][-1]
+    assert start.kind == Kind.START
+    for sender, _, datagram in table.queue:
+        if sender == 0:
+            second.receive(datagram, 0, table.now)  # only the second player has it
+    table.queue.clear()
+    _vote(table, second, host)
+    _vote(table, third, host)
+    table.settle(1.0)
+    for replica in table.players:
+        assert replica.sync.epochs[1].departed[host.me] >= start.seq
+        assert replica.sync.epochs[2].start == start
+    assert not any(isinstance(e, RoundVoided) for events in table.events for e in events)

@@ -106,10 +106,7 @@ def _vote(table: ManualTable, voter: TableReplica, target: TableReplica) -> None
 def test_a_vote_signed_after_ready_for_the_next_round_counts_only_against_its_starter() -> None:
     table = _three_after_round_one()
     host, second, third = table.players
-    for replica in table.players:
-        replica.ready()
-    table.collect()
-    table.deliver_all()
+    table.ready_all()
     # Two of three (a quorum) vote a player out of round 1 after saying READY for round
     # 2: it is not the one to start round 2, so those votes count for nothing...
     _vote(table, host, third)
@@ -164,10 +161,7 @@ def test_players_who_left_between_rounds_cannot_hold_up_the_next_start() -> None
     for replica in leaving:  # their programs have quit: they hear and say nothing more
         replica.tick = lambda now: None  # type: ignore[method-assign]
         replica.receive = lambda datagram, source, now: None  # type: ignore[method-assign]
-    for replica in staying:
-        replica.ready()
-    table.collect()
-    table.deliver_all()
+    table.ready_all(staying)
     table.players[0].start()
     table.collect()
     table.deliver_all()

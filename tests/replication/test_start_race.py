@@ -191,3 +191,102 @@ def test_a_start_that_a_vote_had_seen_stands_though_its_author_is_voted_out() ->
         assert replica.sync.epochs[1].departed[host.me] >= start.seq
         assert replica.sync.epochs[2].start == start
     assert not any(isinstance(e, RoundVoided) for events in table.events for e in events)
+
+
+def _five_after_round_one() -> ManualTable:
+    """Five players, round 1 final everywhere; the host is round 1's first participant."""
+    rules = Rules(seats=5, nerts_size=1)
+    seeds = [
+        seed_showing(rules, [], nerts_top="AS", label="race5/caller"),
+        *(seed_showing(rules, [], label=f"race5/{i}") for i in range(1, 5)),
+    ]
+    table = ManualTable(rules, seeds)
+    table.start_round()
+    table.settle(0.3)
+    call_nerts(table, settle=3.0)
+    assert all(r.rounds[1].final is not None for r in table.players)
+    return table
+
+
+def _cut_off(replica: TableReplica, *, heartbeats: bool) -> tuple[object, object]:
+    """The replica hears nothing (and, unless `heartbeats`, says nothing) until restored."""
+    saved = (replica.tick, replica.receive)
+    replica.receive = lambda datagram, source, now: None  # type: ignore[method-assign]
+    if not heartbeats:
+        replica.tick = lambda now: None  # type: ignore[method-assign]
+    return saved
+
+
+def _restore(replica: TableReplica, saved: tuple[object, object]) -> None:
+    replica.tick, replica.receive = saved  # type: ignore[assignment]
+
+
+def test_a_start_waits_while_a_quorum_of_the_round_before_is_gone_without_ready() -> None:
+    # Three of round 1's five vanished between rounds before saying READY: they could be
+    # the other side of a split, voting the host out unseen of its START, so the two who
+    # stay must not act in round 2 until they are heard holding it.
+    table = _five_after_round_one()
+    host, second, *gone = table.players
+    saved = [_cut_off(r, heartbeats=False) for r in gone]
+    table.ready_all([host, second])
+    host.start()
+    table.collect()
+    table.deliver_all()
+    table.settle(1.0)
+    assert not host.sync.start_confirmed(2)
+    assert not second.sync.start_confirmed(2)
+    assert host.me not in host.sync.epochs[2].nonces  # no MIX: nothing of ours hangs on it
+    for replica, kept in zip(gone, saved, strict=True):
+        _restore(replica, kept)
+    table.settle(1.0)
+    assert host.sync.start_confirmed(2)
+    assert all(p.me in host.sync.epochs[2].nonces for p in (host, second))
+
+
+def test_an_acknowledgment_after_an_unseen_vote_does_not_confirm_the_start() -> None:
+    # The third player voted the host out of round 1 before the START reached it (its vote
+    # holds less than the START), then heard the START: its heartbeats name the START now,
+    # but its vote stands, so it may still be a stayer of an agreement that voids it. With
+    # two more players gone, that leaves a quorum that might: no confirmation.
+    table = _five_after_round_one()
+    host, second, voter, *gone = table.players
+    for replica in gone:
+        _cut_off(replica, heartbeats=False)
+    deaf = _cut_off(voter, heartbeats=True)
+    table.ready_all([host, second])
+    host.start()
+    table.collect()
+    table.deliver_all()
+    start = host.sync.logs[host.me][-1]
+    voter.sync.author(Kind.DEPART, 1, [host.me, voter.sync.delivered(host.me)])
+    assert voter.sync.delivered(host.me) < start.seq
+    _restore(voter, deaf)
+    table.collect()
+    table.deliver_all()
+    table.settle(1.0)
+    assert voter.sync.delivered(host.me) >= start.seq  # it holds the START now
+    assert host.sync.acks[voter.me].seq(host.me) >= start.seq  # and says so
+    assert not host.sync.start_confirmed(2)
+
+
+def test_a_vote_that_held_the_start_does_not_keep_its_author_from_confirming_it() -> None:
+    # The third player sits round 2 out (no READY) and votes the host out of round 1 with
+    # the START in hand: its vote names the START's seq, so it cannot void it, and its
+    # heartbeats count as acknowledging it. With two gone, the two left who could still be
+    # stayers are no quorum of five: the START is confirmed.
+    table = _five_after_round_one()
+    host, second, voter, *gone = table.players
+    for replica in gone:
+        _cut_off(replica, heartbeats=False)
+    table.ready_all([host, second])
+    host.start()
+    table.collect()
+    table.deliver_all()
+    start = host.sync.logs[host.me][-1]
+    assert voter.sync.delivered(host.me) == start.seq
+    voter.sync.author(Kind.DEPART, 1, [host.me, start.seq])
+    table.collect()
+    table.deliver_all()
+    table.settle(1.0)
+    assert host.sync.start_confirmed(2)
+    assert host.sync.epochs[1].departed == {}

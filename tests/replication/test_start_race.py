@@ -290,3 +290,30 @@ def test_a_vote_that_held_the_start_does_not_keep_its_author_from_confirming_it(
     table.settle(1.0)
     assert host.sync.start_confirmed(2)
     assert host.sync.epochs[1].departed == {}
+
+
+def test_an_unseen_vote_counts_against_an_acknowledgment_though_a_ready_came_after_it() -> None:
+    # The third player votes the host out of round 1 unseen of the START, then says READY
+    # for round 2 (late: it is not in the START), then hears the START. Its vote is still
+    # among its ops up to its acknowledgment, behind that READY: it does not count as
+    # acknowledging. With the second player not heard holding the START either and two
+    # gone, four of five might still void it: no confirmation.
+    table = _five_after_round_one()
+    host, second, voter, *gone = table.players
+    for replica in gone:
+        _cut_off(replica, heartbeats=False)
+    table.ready_all([host, second])
+    deaf = _cut_off(voter, heartbeats=True)
+    _cut_off(second, heartbeats=True)
+    host.start()
+    table.collect()
+    table.deliver_all()
+    voter.sync.author(Kind.DEPART, 1, [host.me, voter.sync.delivered(host.me)])
+    voter.ready()
+    _restore(voter, deaf)
+    table.collect()
+    table.deliver_all()
+    table.settle(1.0)
+    start = host.sync.epochs[2].start
+    assert host.sync.acks[voter.me].seq(host.me) >= start.seq
+    assert not host.sync.start_confirmed(2)

@@ -47,6 +47,7 @@ ROOT = Path(__file__).resolve().parent.parent
 #: The tests of the table replica: every module `nerts_p2p/table/replica.py` was split into
 #: (one concept each) is judged by the same subset.
 REPLICA_TESTS: tuple[str, ...] = (
+    "tests/replication/test_table_gate_edges.py",
     "tests/replication/test_unreadable_move.py",
     "tests/replication/test_restore_default.py",
     "tests/replication/test_seed_share_commitment.py",
@@ -204,6 +205,12 @@ TEST_SUBSETS: dict[str, tuple[str, ...]] = {
         "tests/protocol/test_hostile.py",
     ),
     **dict.fromkeys(REPLICA_MODULES, REPLICA_TESTS),
+    # The shells' questions between rounds: no replica test asks them (seed 701 drew eight
+    # mutants of status.py and the replica subset killed none), their own tests do.
+    "nerts_p2p/table/status.py": (
+        "tests/replication/test_lobby_question_edges.py",
+        "tests/replication/test_lobby_questions.py",
+    ),
     **SYNC_SUBSETS,
     # The sync machine's two pure helpers: judged by the sync tests, and by the whole
     # tables whose concept they are (departures agreed on, promises broken).

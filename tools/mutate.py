@@ -130,6 +130,9 @@ SYNC_TESTS: tuple[str, ...] = (
     "tests/protocol/test_store_load_order.py",
     "tests/protocol/test_who_starts.py",
     "tests/protocol/test_tracked_sources_bound.py",
+    "tests/protocol/test_first_op_not_a_join.py",
+    "tests/protocol/test_claims_after_expulsion.py",
+    "tests/replication/test_rounds_with_other_players.py",
 )
 #: ...and the modules whose concept only whole simulated tables exercise also by these
 #: (each a minute or more on a loaded host: a surviving mutant costs the whole subset).

@@ -26,9 +26,9 @@ player who comes back sends READY again and plays the next round.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from .messages import Kind
+from .messages import Kind, Op
 from .order import EpochLog
 
 
@@ -70,10 +70,18 @@ def has_quorum(participants: Sequence[bytes], remaining: set[bytes]) -> bool:
     )
 
 
-def resolve(log: EpochLog) -> dict[bytes, tuple[int, tuple[int, bytes]]]:
+#: Whether a DEPART counts, given the departures agreed before it in the walk (`resolve`).
+VoteRule = Callable[[Op, Mapping[bytes, int]], bool]
+
+
+def resolve(
+    log: EpochLog, vote_counts: VoteRule | None = None
+) -> dict[bytes, tuple[int, tuple[int, bytes]]]:
     """Every departure the round's order agrees on, as participant -> (the last of its
     seqs that counts, the order key of the DEPART where it was agreed). A function of the
-    ops alone (so equal vectors fold alike); it is a fact once that DEPART is stable."""
+    ops alone (so equal vectors fold alike); it is a fact once that DEPART is stable.
+    `vote_counts` may refuse a vote (its author had said READY for the next round, and
+    it names someone other than that round's starter: `sync_membership`)."""
     votes: dict[bytes, dict[bytes, int]] = {}
     departed: dict[bytes, tuple[int, tuple[int, bytes]]] = {}
     for op, key in zip(log.ops, log.keys, strict=True):
@@ -82,6 +90,10 @@ def resolve(log: EpochLog) -> dict[bytes, tuple[int, tuple[int, bytes]]]:
         gone = departed.get(op.author)
         if gone is not None and op.seq > gone[0]:
             continue  # a departed voter's late votes do not count
+        if vote_counts is not None and not vote_counts(
+            op, {a: cut for a, (cut, _) in departed.items()}
+        ):
+            continue
         target, held = op.payload
         mine = votes.setdefault(op.author, {})
         mine[target] = max(held, mine.get(target, 0))
@@ -92,4 +104,4 @@ def resolve(log: EpochLog) -> dict[bytes, tuple[int, tuple[int, bytes]]]:
     return departed
 
 
-__all__ = ["agreed_set", "has_quorum", "resolve"]
+__all__ = ["VoteRule", "agreed_set", "has_quorum", "resolve"]

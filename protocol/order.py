@@ -80,6 +80,8 @@ class EpochLog:
     depart_ops: int = 0  # DEPART ops ordered so far
     #: (DEPART ops, expulsions) when departures were last worked out
     depart_seen: tuple[int, int] = (0, 0)
+    #: the START can no longer be voided (`sync_starters.start_confirmed`): we may act
+    confirmed: bool = False
 
     def __post_init__(self) -> None:
         for author in self.participants:

@@ -24,7 +24,8 @@ The machine is one `SyncPeer` (its state, reading, authoring, the receive gate a
 tick); each concept of it lives in a module of its own, as functions over the peer:
 `sync_parking` (an op's way from the gate to the queue), `sync_delivery` (causal
 delivery), `sync_checks` (why an op cannot be delivered), `sync_lamport` (stamping),
-`sync_membership` (who may do what, starters, departures), `sync_heartbeats`,
+`sync_membership` (who may do what, departures), `sync_starters` (who starts a round, and
+when a START counts and is confirmed), `sync_heartbeats`,
 `sync_requests` (anti-entropy), `sync_evidence` (equivocation, broken promises,
 expulsion), `sync_restart` (quiet restarts), `sync_events` (what it reports) and
 `sync_limits` (its bounds). This module keeps every public name the others had.
@@ -47,6 +48,7 @@ from . import (
     sync_parking,
     sync_requests,
     sync_restart,
+    sync_starters,
 )
 from .clocks import LamportClock, VersionVector
 from .counters import DropCounters
@@ -76,6 +78,7 @@ from .sync_events import (
     DivergenceDetected,
     OpDelivered,
     OpRejected,
+    StartVoided,
     SyncEvent,
 )
 from .sync_limits import (
@@ -281,6 +284,13 @@ class SyncPeer:
                 DropReason.SCHEMA,
                 "restarting: waiting for the table to show us our own ops before authoring",
             )
+        if epoch and kind not in (Kinds.START, Kinds.LEAVE) and not self.start_confirmed(epoch):
+            # Nothing of ours may hang on a START that the votes of the round before might
+            # still void (PROTOCOL.md 13.3): our chain would be stuck on it.
+            raise LocalProtocolError(
+                DropReason.SCHEMA,
+                f"round {epoch} has not begun for us yet: its start is not confirmed",
+            )
         seq = self.delivered(self.me) + 1
         prev = self.logs[self.me][-1].hash if seq > 1 else NO_PREV
         deps = self.deps_for(kind, epoch, payload)
@@ -424,8 +434,13 @@ class SyncPeer:
     # --- membership (sync_membership) ----------------------------------------------------
 
     def starter(self, epoch: int) -> bytes | None:
-        """Who may START round `epoch` (`sync_membership.starter`)."""
-        return sync_membership.starter(self, epoch)
+        """Who may START round `epoch` (`sync_starters.starter`)."""
+        return sync_starters.starter(self, epoch)
+
+    def start_confirmed(self, epoch: int) -> bool:
+        """May we act in round `epoch`: can its START no longer be voided
+        (`sync_starters.start_confirmed`)?"""
+        return sync_starters.start_confirmed(self, epoch)
 
     def ready_for(self, epoch: int, author: bytes, start: Op) -> Op | None:
         """The author's latest READY for `epoch` that `start` had seen."""
@@ -461,6 +476,7 @@ __all__ = [
     "OpRejected",
     "Quarantine",
     "Resuming",
+    "StartVoided",
     "SyncEvent",
     "SyncPeer",
     "fair_take",

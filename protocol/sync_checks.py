@@ -8,6 +8,7 @@ applies them; authoring runs the same checks on our own op before sending it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from . import sync_membership
@@ -47,7 +48,9 @@ def problem(sync: SyncPeer, op: Op) -> tuple[DropReason, str, tuple[bytes, int] 
         claimed = dict(op.lobby_deps)
         author_seen = claimed.get(author, 0)
     else:
-        round_log = sync.epochs.get(epoch)
+        # A START names its own participants (and is no op *in* a round already begun:
+        # a former starter's START may come after its successor's, PROTOCOL.md 13.3).
+        round_log = sync.epochs.get(epoch) if op.kind != Kinds.START else None
         participants = round_log.participants if round_log is not None else op.payload[0]
         if len(op.round_deps) != len(participants):
             return (
@@ -107,8 +110,16 @@ def named_deps(sync: SyncPeer, op: Op) -> dict[bytes, int]:
     """An op's deps as author -> seq (a round op's by its round's participants)."""
     if op.epoch == 0:
         return dict(op.lobby_deps)
-    participants = sync.epochs[op.epoch].participants if op.epoch in sync.epochs else op.payload[0]
-    return dict(zip(participants, op.round_deps, strict=False))
+    return dict(zip(participants_of(sync, op), op.round_deps, strict=False))
+
+
+def participants_of(sync: SyncPeer, op: Op) -> Sequence[bytes]:
+    """Whom a round op's deps name, in order: a START's own participants; any other op's
+    round's (none if that round's START was voided, 13.3: its deps are not judged)."""
+    if op.kind == Kinds.START:
+        return op.payload[0]  # type: ignore[no-any-return]
+    log = sync.epochs.get(op.epoch)
+    return log.participants if log is not None else ()
 
 
 def discipline_problem(
@@ -140,7 +151,12 @@ def discipline_problem(
 def _named_fewer(sync: SyncPeer, op: Op, previous: Op, claimed: dict[bytes, int]) -> bool:
     """Does `op` name fewer ops of some author than `previous`, its author's previous round
     op, did (not counting an expelled author's ops from its expulsion on)?"""
-    if previous.epoch == op.epoch and len(previous.round_deps) == len(op.round_deps):
+    if (
+        previous.epoch == op.epoch
+        and len(previous.round_deps) == len(op.round_deps)
+        and previous.kind != Kinds.START
+        and op.kind != Kinds.START
+    ):
         # The same round: both name the same participants in the same order. Deps only
         # grow from one op to the next, so first a plain pass over the seqs (every op of a
         # round passes here), and the expulsions only if one went down.

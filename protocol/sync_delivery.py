@@ -10,7 +10,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import sync_checks, sync_evidence, sync_heartbeats, sync_liveness, sync_membership
+from . import (
+    sync_checks,
+    sync_evidence,
+    sync_heartbeats,
+    sync_liveness,
+    sync_membership,
+    sync_starters,
+)
 from .errors import DropReason
 from .messages import Kinds, Op
 from .sync_events import OpDelivered, OpRejected
@@ -53,7 +60,7 @@ def deliver_ready(sync: SyncPeer) -> None:
             deliver_checked(sync, op)
             progress = True
         # A departure agreed on just now may make a waiting successor's START
-        # deliverable (`sync_membership.successor_waits`): look again, rather than wait for an op.
+        # deliverable (`sync_starters.successor_waits`): look again, rather than wait for an op.
         progress = sync_membership.resolve_departures(sync) or progress
     sync._unscanned = False
 
@@ -72,13 +79,15 @@ def deps_met(sync: SyncPeer, op: Op) -> bool:
                 sync._blocked_on[op.author] = (op, a, n)
                 return False
         return True
-    log = sync.epochs.get(op.epoch)
     if kind == Kinds.START:
-        if sync_membership.successor_waits(sync, op):
+        if sync_starters.successor_waits(sync, op):
             return False
-    elif log is None:
-        return False
-    participants = log.participants if log is not None else op.payload[0]
+        participants = op.payload[0]  # a START's deps follow its own list
+    else:
+        log = sync.epochs.get(op.epoch)
+        if log is None:
+            return False
+        participants = log.participants
     deps = op.round_deps
     if len(deps) != len(participants):
         return True  # judged (and rejected) by the checks on delivery
@@ -146,10 +155,16 @@ def deliver(sync: SyncPeer, op: Op, *, authored: bool = False) -> None:
     position = None
     epochs = sync.epochs
     if op.epoch:
-        epoch = epochs[op.epoch]
+        epoch = epochs.get(op.epoch)
         # Only the round's own ops are ordered in it: a LEAVE (any member, any epoch)
-        # from someone who does not play the round has no place there.
-        if epoch.counts_for_order(op) and epoch.orders(author):
+        # from someone who does not play the round has no place there, nor a former
+        # starter's START (PROTOCOL.md 13.3), which begins nothing.
+        if (
+            epoch is not None
+            and (op.kind != Kinds.START or epoch.start is op)
+            and epoch.counts_for_order(op)
+            and epoch.orders(author)
+        ):
             position = epoch.insert(op)
     # Any op, lobby ops too, says its author's next op is stamped later: a horizon.
     for other in epochs.values():

@@ -58,4 +58,17 @@ class DeparturesChanged:
     added: tuple[bytes, ...]
 
 
-SyncEvent = OpDelivered | OpRejected | AuthorExpelled | DivergenceDetected | DeparturesChanged
+@dataclass(frozen=True)
+class StartVoided:
+    """A START that began its round here no longer counts (PROTOCOL.md 13.3): the votes of
+    an earlier round, which this peer did not hold when it delivered the START, agree that
+    its author had departed before it signed it. The round is gone; its successor's START
+    begins it again."""
+
+    epoch: int
+    start: Op
+
+
+SyncEvent = (
+    OpDelivered | OpRejected | AuthorExpelled | DivergenceDetected | DeparturesChanged | StartVoided
+)

@@ -1,6 +1,7 @@
 """Who may do what at the table: membership checks of an op (OPEN, JOIN, ADMIT, LEAVE,
-READY, START, MIX, DEPART), applying a delivered op to the membership, the round's
-starter and successor, and the departures agreed by DEPART votes (PROTOCOL.md 6, 13, 17).
+READY, START, MIX, DEPART), applying a delivered op to the membership, and the
+departures agreed by DEPART votes (PROTOCOL.md 6, 13, 17). Who starts a round, and when
+a START counts, is `sync_starters`.
 
 Separate because it is the table's rules of membership, not the mechanics of delivery:
 delivery asks it whether an op may count and tells it when one did.
@@ -11,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from . import admission, departure
+from . import admission, departure, sync_starters
 from .errors import DropReason
 from .messages import PLAYER, SPECTATOR, Kind, Kinds, Op
 from .order import EpochLog, nonce_commitment, round_mix
@@ -52,7 +53,11 @@ def membership_problem(sync: SyncPeer, op: Op) -> tuple[DropReason, str] | None:
             return DropReason.SPECTATOR_OP, "a spectator cannot take part in a round"
         return None
     if kind == Kinds.START:
-        if author != sync.starter(op.epoch):
+        if author != sync_starters.starter(sync, op.epoch, op):
+            if author in sync_starters.former_starters(sync, op.epoch):
+                # A starter voted out of an earlier round, whose START the votes had not
+                # seen (13.3): delivered, so its chain goes on, and of no effect.
+                return None
             return (
                 DropReason.NOT_A_MEMBER,
                 "only the table's host (or successor) starts a round",
@@ -118,6 +123,8 @@ def apply_membership(sync: SyncPeer, op: Op) -> None:
     elif kind == Kinds.REVEAL:
         sync.revealed.add((op.epoch, author))
     elif kind == Kinds.START:
+        if not sync_starters.start_counts(sync, op):
+            return  # a former starter's START: in its author's chain, and nothing more
         participants = tuple(op.payload[0])
         readies = [sync.ready_for(op.epoch, p, op) for p in participants]
         commitments = [r.payload[1] for r in readies if r is not None]
@@ -134,50 +141,6 @@ def apply_membership(sync: SyncPeer, op: Op) -> None:
         for p in participants:
             log.hear(p, sync.logs[p][-1].lamport if sync.logs.get(p) else 0)
         sync.epochs[op.epoch] = log
-
-
-def starter(sync: SyncPeer, epoch: int) -> bytes | None:
-    """Who may START round `epoch`: the host, unless it departed from (or left) an
-    earlier round; then the first participant of that round, in START order, still in
-    it. Deterministic: every peer that holds the earlier round's agreement names the
-    same successor."""
-    starter = sync.host
-    for number in sorted(sync.epochs):
-        if number >= epoch or starter is None:
-            break
-        log = sync.epochs[number]
-        gone = sync.members.get(starter)
-        if starter in log.departed or (gone is not None and gone.left):
-            # PROTOCOL.md 5: the first participant that neither departed, was expelled,
-            # nor left (a departed heir passes the start on, like the host before it).
-            starter = next(
-                (
-                    p
-                    for p in log.participants
-                    if p not in log.departed and p not in log.excluded and not sync.members[p].left
-                ),
-                starter,
-            )
-    return starter
-
-
-def successor_waits(sync: SyncPeer, op: Op) -> bool:
-    """A START from someone other than the host is judged once this peer knows the
-    host has departed (until then it waits, like an op whose deps are missing)."""
-    if op.kind != Kinds.START or op.author == sync.host:
-        return False
-    previous = sync.epochs.get(op.epoch - 1)
-    if previous is None or sync.starter(op.epoch) != sync.host:
-        return False
-    heir = next(
-        (
-            p
-            for p in previous.participants
-            if p != sync.host and p not in previous.excluded and not sync.members[p].left
-        ),
-        None,
-    )
-    return op.author == heir  # anyone else is refused at once
 
 
 def mix_problem(sync: SyncPeer, op: Op, epoch: EpochLog) -> tuple[DropReason, str] | None:
@@ -210,7 +173,7 @@ def resolve_departures(sync: SyncPeer) -> bool:
         if seen == epoch.depart_seen:
             continue  # no new vote and no expulsion: nothing to work out again
         epoch.depart_seen = seen
-        agreed = departure.resolve(epoch)
+        agreed = departure.resolve(epoch, sync_starters.vote_counts(sync, epoch))
         departed = {a: cut for a, (cut, _) in agreed.items()}
         if departed == epoch.departed:
             continue
@@ -220,4 +183,6 @@ def resolve_departures(sync: SyncPeer) -> bool:
         sync._events.append(DeparturesChanged(epoch.epoch, dict(departed), added))
         sync._unscanned = True  # a successor's START may be deliverable now
         changed = True
+    if changed:
+        sync_starters.void_starts(sync)
     return changed

@@ -147,6 +147,7 @@ SYNC_TABLE_TESTS: dict[str, tuple[str, ...]] = {
     "lies": ("tests/replication/test_lies_about_time.py",),
     "catch_up": ("tests/replication/test_catch_up.py",),
     "departures": ("tests/replication/test_departures.py",),
+    "start_race": ("tests/replication/test_start_race.py",),
 }
 _SYNC_EXTRA: dict[str, tuple[str, ...]] = {
     "sync": ("restart", "departures"),
@@ -155,6 +156,7 @@ _SYNC_EXTRA: dict[str, tuple[str, ...]] = {
     "sync_checks": (),
     "sync_lamport": (),
     "sync_membership": ("departures",),
+    "sync_starters": ("departures", "start_race"),
     "sync_heartbeats": (),
     "sync_requests": (),
     "sync_evidence": (),

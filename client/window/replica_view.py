@@ -21,6 +21,7 @@ from nerts_p2p.table.replica import (
     ReplicatedRound,
     RoundEnded,
     RoundFinal,
+    RoundVoided,
     SeatDeparted,
     TableReplica,
 )
@@ -110,6 +111,15 @@ class EventReader:
             elif isinstance(event, SeatDeparted):
                 who = names[event.seat] if event.seat < len(names) else f"seat {event.seat}"
                 out.append(MessageNotice(f"{who} left the table: the seat is frozen"))
+            elif isinstance(event, RoundVoided):
+                member = replica.sync.members.get(event.author)
+                who = member.name if member is not None else "a former starter"
+                out.append(
+                    MessageNotice(
+                        f"round {event.round} as {who} started it did not count: the others "
+                        "had voted it out; the next in line starts the round"
+                    )
+                )
             elif isinstance(event, PeerExpelled):
                 out.append(MessageNotice("a peer was expelled for cheating"))
             elif isinstance(event, ProtocolViolation):

@@ -26,6 +26,8 @@ def watch_presence(replica: TableReplica, now: float) -> None:
     rnd = replica.current_round
     if rnd is None or replica.me not in rnd.log.index or replica.me in rnd.log.excluded:
         return
+    if not replica.sync.start_confirmed(rnd.number):
+        return  # the round has not begun for us (PROTOCOL.md 13.3): no clock runs in it yet
     log, presence = rnd.log, replica.presence
     if presence.round != rnd.number:
         presence.reset(rnd.number)

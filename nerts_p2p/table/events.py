@@ -88,6 +88,16 @@ class SeatLagging:
 
 
 @dataclass(frozen=True)
+class RoundVoided:
+    """The round we saw `author` start did not begin after all: the others had voted
+    `author` out of the round before (its START was still on its way to them), and the
+    next in line starts it instead (PROTOCOL.md 13.3). Nothing was played in it."""
+
+    round: int
+    author: bytes
+
+
+@dataclass(frozen=True)
 class PeerExpelled:
     author: bytes
     seq: int
@@ -115,4 +125,5 @@ GameEvent = (
     | Divergence
     | SeatDeparted
     | SeatLagging
+    | RoundVoided
 )

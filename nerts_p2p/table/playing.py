@@ -29,6 +29,10 @@ def play(replica: TableReplica, move: Move) -> Op | Rejection:
         return Rejection(RejectReason.NO_SUCH_SEAT, "you have no seat in this round")
     if not replica.can_author:
         return Rejection(RejectReason.MISSING_REVEAL, "restarting: waiting for our own ops")
+    if not replica.sync.start_confirmed(rnd.number):
+        return Rejection(
+            RejectReason.MISSING_REVEAL, "waiting for the table to confirm the round's start"
+        )
     if any(
         p not in rnd.log.nonces and rnd.log.owes_nonce(p, (2**62, b""))
         for p in rnd.log.participants

@@ -40,6 +40,7 @@ from protocol.sync import (
     DivergenceDetected,
     OpDelivered,
     OpRejected,
+    StartVoided,
     SyncPeer,
 )
 
@@ -62,6 +63,7 @@ from .events import (
     RoundEnded,
     RoundFinal,
     RoundStarted,
+    RoundVoided,
     SeatDeparted,
     SeatLagging,
     StableState,
@@ -334,6 +336,8 @@ class TableReplica:
                 self._events.append(Divergence(event.peer))
             elif isinstance(event, DeparturesChanged):
                 self._on_departed(event, refold)
+            elif isinstance(event, StartVoided):
+                self._on_start_voided(event, refold)
         for number, position in sorted(refold.items()):
             self._refold(self.rounds[number], position)
         stability.note_stability(self)
@@ -343,7 +347,9 @@ class TableReplica:
     def _on_delivered(self, event: OpDelivered, refold: dict[int, int]) -> None:
         op = event.op
         if op.kind == Kinds.START:
-            round_start.begin_round(self, op)
+            log = self.sync.epochs.get(op.epoch)
+            if log is not None and log.start is op:  # a former starter's START begins nothing
+                round_start.begin_round(self, op)
             return
         if op.epoch == 0 or event.position is None:
             return
@@ -408,6 +414,14 @@ class TableReplica:
         if rnd.final is None:
             refold[event.epoch] = 0  # its late ops go, its seat says stuck from then on
 
+    def _on_start_voided(self, event: StartVoided, refold: dict[int, int]) -> None:
+        refold.pop(event.epoch, None)
+        if self.rounds.pop(event.epoch, None) is not None:
+            self._events.append(RoundVoided(event.epoch, event.start.author))
+        self.presence.began.pop(event.epoch, None)  # it begins when its real START comes
+        if self.presence.round == event.epoch:
+            self.presence.reset(0)
+
     def _watch_presence(self, now: float) -> None:
         """Flag lagging seats; vote a silent participant out (`departure_votes`)."""
         departure_votes.watch_presence(self, now)
@@ -450,6 +464,7 @@ __all__ = [
     "RoundEnded",
     "RoundFinal",
     "RoundStarted",
+    "RoundVoided",
     "SeatDeparted",
     "SeatLagging",
     "StableState",

@@ -27,15 +27,19 @@ def progress(replica: TableReplica) -> None:
     for rnd in replica.rounds.values():
         if rnd.final is not None:
             continue
-        if not replica.can_author or rnd.log.excluded.get(replica.me) is not None:
-            if rnd.end_is_stable() and reveals_stable(replica, rnd):
-                finish(replica, rnd)
-            continue
-        deal_secrets.reveal_nonce(replica, rnd)
-        if not rnd.shared and rnd.rules.partnerships:
-            deal_secrets.share_seed(replica, rnd)
-        if not rnd.revealed and replica.me in rnd.seat_of and rnd.end_is_stable():
-            deal_secrets.reveal(replica, rnd)
+        if (
+            replica.can_author
+            and replica.me in rnd.log.index  # we play it (a spectator authors nothing)
+            and rnd.log.excluded.get(replica.me) is None
+            # Nothing of ours may hang on a START that might still be voided (13.3); a
+            # replay, which authors nothing, still finishes the round.
+            and replica.sync.start_confirmed(rnd.number)
+        ):
+            deal_secrets.reveal_nonce(replica, rnd)
+            if not rnd.shared and rnd.rules.partnerships:
+                deal_secrets.share_seed(replica, rnd)
+            if not rnd.revealed and replica.me in rnd.seat_of and rnd.end_is_stable():
+                deal_secrets.reveal(replica, rnd)
         if rnd.end_is_stable() and reveals_stable(replica, rnd):
             finish(replica, rnd)
 

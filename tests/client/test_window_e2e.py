@@ -180,7 +180,15 @@ def _program_windows(display: str) -> list[str]:
 def _wait_for_title(display: str, window: str, title: str, *, ending: str = "") -> str:
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
-        shown = _xdo(display, "getwindowname", window)
+        try:
+            shown = _xdo(display, "getwindowname", window)
+        except subprocess.CalledProcessError:
+            # The id found a moment ago is gone (it failed so under load: SDL may make its
+            # window again while it opens): look the program's window up again by class.
+            found = _program_windows(display)
+            window = found[-1] if found else window
+            time.sleep(0.2)
+            continue
         if shown.startswith(title) and shown.endswith(ending):
             return shown
         time.sleep(0.1)

@@ -155,14 +155,18 @@ class ManualTable:
             held += self.deliver_all(withhold)
         return held
 
-    def start_round(self, *, deliver: bool = True) -> None:
-        """Every player says READY and the host starts; the START is delivered unless
-        `deliver` is False (it waits in `queue`)."""
-        for replica in self.players:
+    def ready_all(self, players: Sequence[TableReplica] | None = None) -> None:
+        """Every player (or those given) says READY for the next round, delivered."""
+        for replica in self.players if players is None else players:
             if replica.role == PLAYER:
                 replica.ready()
         self.collect()
         self.deliver_all()
+
+    def start_round(self, *, deliver: bool = True) -> None:
+        """Every player says READY and the host starts; the START is delivered unless
+        `deliver` is False (it waits in `queue`)."""
+        self.ready_all()
         self.players[0].start()
         self.collect()
         if deliver:

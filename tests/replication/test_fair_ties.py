@@ -110,10 +110,7 @@ def test_no_move_is_played_before_every_mix_nonce_has_arrived() -> None:
     rules = Rules(seats=2)
     table = ManualTable(rules, [seed_showing(rules, [], label=f"n{i}") for i in range(2)])
     host, other = table.players
-    for replica in table.players:
-        replica.ready()
-    table.collect()
-    table.deliver_all()
+    table.ready_all()
     host.start()  # the other player has not seen START, so it has sent no nonce yet
     table.collect(only=[0])
     table.queue.clear()
@@ -132,10 +129,7 @@ def test_a_move_whose_author_had_not_every_nonce_is_rejected_by_every_fold() -> 
     rules = Rules(seats=2)
     table = ManualTable(rules, [seed_showing(rules, [], label=f"m{i}") for i in range(2)])
     host, other = table.players
-    for replica in table.players:
-        replica.ready()
-    table.collect()
-    table.deliver_all()
+    table.ready_all()
     host.start()
     for _, datagram in host.outgoing():  # START and the host's MIX reach the other player,
         other.receive(datagram, 0, 0.0)  # whose own MIX is not sent yet

@@ -88,10 +88,7 @@ def test_who_left_is_the_cores_answer() -> None:
 def test_moves_open_once_every_players_mix_nonce_is_here() -> None:
     table = three_at_a_table_of_four()
     host, p1, _ = table.players
-    for replica in table.players:
-        replica.ready()
-    table.collect()
-    table.deliver_all()
+    table.ready_all()
     host.start()
     for destination, datagram in host.outgoing():  # the START reaches p1 alone
         if destination in (BROADCAST, 1):

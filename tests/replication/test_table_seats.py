@@ -57,10 +57,7 @@ def test_the_host_admits_as_many_as_the_seats_hold_and_the_spectators_beside(
 def test_at_a_partnerships_table_an_odd_ready_player_waits_for_the_next_round() -> None:
     rules = Rules(seats=3, partnerships=True)
     table = ManualTable(rules, [seed_showing(rules, [], label=f"odd{i}") for i in range(5)])
-    for replica in table.players:
-        replica.ready()
-    table.collect()
-    table.deliver_all()
+    table.ready_all()
     host = table.players[0]
     host.start()  # five ready: two pairs play, the fifth cannot make a pair
     table.collect()

@@ -73,10 +73,7 @@ def test_wedged_lobby_a_start_that_fails_locally_is_never_sent_and_the_round_can
     rules = Rules(seats=2)
     table = ManualTable(rules, [seed_showing(rules, [], label=f"r{i}") for i in range(2)])
     host, other = table.players
-    for replica in table.players:
-        replica.ready()
-    table.collect()
-    table.deliver_all()
+    table.ready_all()
     # The host's own secret no longer deals the cards its READY showed (a corrupt store, a
     # bug): the round cannot start here, so nothing is signed.
     real = host.my_secrets[1]

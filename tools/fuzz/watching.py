@@ -17,6 +17,7 @@ from nerts_p2p.table.replica import (
     RoundEnded,
     RoundFinal,
     RoundStarted,
+    RoundVoided,
     SeatDeparted,
 )
 from protocol.errors import RemoteProtocolError
@@ -94,6 +95,9 @@ def on_event(table: FuzzTable, peer: Peer, event: GameEvent) -> None:
             )
     elif isinstance(event, RoundStarted):
         table.record("round_started", peer=peer.index, round=event.round, seat=event.seat)
+    elif isinstance(event, RoundVoided):
+        who = table.index_of(event.author)
+        table.record("round_voided", peer=peer.index, round=event.round, starter=who)
     elif isinstance(event, RoundEnded):
         table.record("round_ended", peer=peer.index, round=event.round, by=event.ended_by)
     elif isinstance(event, RaceLost):

@@ -1,0 +1,221 @@
+"""Who starts each round, and when a START counts (PROTOCOL.md 5, 13.1, 13.3): the
+host, or the heir of a starter voted out of the round before; a former starter's START
+that the votes had not seen begins nothing (and a round it began here is voided); a
+participant acts in a round only once its START is confirmed, that is once no agreement of
+the round before can void it any more; and the rule that makes that knowable, a vote
+signed after its author's READY for the next round counts only against its starter.
+
+Separate from `sync_membership` because it is one question, asked from delivery, from the
+departures and from the table: who may begin the next round, and is its beginning final.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from . import departure
+from .clocks import VersionVector
+from .messages import Kinds, Op
+from .order import EpochLog
+from .sync_events import StartVoided
+
+if TYPE_CHECKING:
+    from .sync import SyncPeer
+
+
+def starter(sync: SyncPeer, epoch: int, start: Op | None = None) -> bytes | None:
+    """Who may START round `epoch`: the host, unless it departed from (or left) an
+    earlier round; then the first participant of that round, in START order, still in
+    it. Deterministic: every peer that holds the earlier round's agreement names the
+    same successor.
+
+    `start`, a START being judged: a starter voted out with a cut at or past that START's
+    seq had been seen to sign it (a vote held it), so it is still the starter for it; and
+    a starter's own delivered START came before any LEAVE of its author."""
+    return _succession(sync, epoch, start)[-1]
+
+
+def former_starters(sync: SyncPeer, epoch: int) -> tuple[bytes | None, ...]:
+    """The starters of round `epoch` before the present one, voted out or gone in turn."""
+    return tuple(_succession(sync, epoch, None)[:-1])
+
+
+def _succession(sync: SyncPeer, epoch: int, start: Op | None) -> list[bytes | None]:
+    chain: list[bytes | None] = [sync.host]
+    for number in sorted(sync.epochs):
+        if number >= epoch or chain[-1] is None:
+            break
+        log = sync.epochs[number]
+        nxt = _after_round(sync, log, chain[-1], log.departed, start)
+        if nxt != chain[-1]:
+            chain.append(nxt)
+    return chain
+
+
+def _after_round(
+    sync: SyncPeer,
+    log: EpochLog,
+    starter: bytes | None,
+    departed: Mapping[bytes, int],
+    start: Op | None,
+) -> bytes | None:
+    """Who starts the round after `log`'s, if `starter` was to (with these departures)."""
+    if starter is None:
+        return None
+    gone = sync.members.get(starter)
+    cut = departed.get(starter)
+    own = start is not None and start.author == starter
+    voted_out = cut is not None and not (own and start is not None and start.seq <= cut)
+    if not voted_out and (own or gone is None or not gone.left):
+        return starter
+    # PROTOCOL.md 5: the first participant that neither departed, was expelled, nor
+    # left (a departed heir passes the start on, like the host before it).
+    return next(
+        (
+            p
+            for p in log.participants
+            if p not in departed and p not in log.excluded and not sync.members[p].left
+        ),
+        starter,
+    )
+
+
+def start_counts(sync: SyncPeer, op: Op) -> bool:
+    """Whether a START begins its round: its author is the starter, judged with the
+    departures held here (PROTOCOL.md 13.3)."""
+    return op.author == starter(sync, op.epoch, op)
+
+
+def void_starts(sync: SyncPeer) -> None:
+    """Departures agreed just now may show that a round's START came from a starter already
+    voted out: that round did not begin (its successor's START begins it). No honest
+    participant authored in it: a START is acted on only once confirmed
+    (`start_confirmed`), and a confirmed START is never voided."""
+    for number in sorted(sync.epochs):
+        log = sync.epochs.get(number)
+        if log is not None and not start_counts(sync, log.start):
+            del sync.epochs[number]
+            sync.revealed = {(e, a) for e, a in sync.revealed if e != number}
+            sync._events.append(StartVoided(number, log.start))
+
+
+def start_confirmed(sync: SyncPeer, number: int) -> bool:
+    """May a participant act in round `number` (reveal its nonce, move, vote)? Only once
+    its START can never be voided (PROTOCOL.md 13.3). Voiding it takes an agreement of
+    the round before that departs its author with a cut below it: every stayer voted
+    against the author without having seen the START, and the stayers are a quorum. A
+    participant that acknowledged the START in its latest heartbeat (a promise: it can no
+    longer sign a vote holding less of the author), with no such vote among its ops up to
+    that heartbeat, never does: it would have to depart with the author, so the stayers
+    would need votes against it. A participant that said READY for this round votes after
+    that only against the starter (`vote_counts`), so its votes against anyone else are
+    all here. So the START is safe once the participants that could still be such
+    stayers are no quorum. Once true, true for good."""
+    log = sync.epochs.get(number)
+    if log is None:
+        return False
+    if log.confirmed:
+        return True
+    previous = sync.epochs.get(number - 1)
+    author = log.start.author
+    if previous is None or author not in previous.index:
+        # The first round, or a starter that did not play the round before: no vote of
+        # that round can name it (earlier rounds' votes are in the START's causal past).
+        log.confirmed = True
+        return True
+    live = [
+        p
+        for p in previous.participants
+        if p != author and p not in previous.departed and p not in previous.excluded
+    ]
+    ackers = {p for p in live if _acknowledged(sync, p, log.start, previous)}
+    could_stay = {
+        p for p in live if p not in ackers and _may_stay(sync, p, ackers, log.start, previous)
+    }
+    log.confirmed = not departure.has_quorum(previous.participants, could_stay)
+    return log.confirmed
+
+
+def _acknowledged(sync: SyncPeer, p: bytes, start: Op, previous: EpochLog) -> bool:
+    """p's latest heartbeat holds `start`, and none of its ops up to that heartbeat is a
+    vote of the round before against the START's author that had not seen it."""
+    # Our own acknowledgment is what we hold now: we sign no vote unseen of what we hold.
+    ack = VersionVector(sync.vector()) if p == sync.me else sync.acks.get(p)
+    if ack is None or ack.seq(start.author) < start.seq:
+        return False
+    votes = _votes_up_to(sync, p, ack.seq(p), previous.epoch)
+    return votes is not None and not any(
+        target == start.author and held < start.seq for target, held in votes
+    )
+
+
+def _may_stay(sync: SyncPeer, p: bytes, ackers: set[bytes], start: Op, previous: EpochLog) -> bool:
+    """Could p be a stayer of an agreement that departs every acknowledger? Yes while it
+    may still vote against anyone (no READY for the next round from it here); after its
+    READY only if its votes before it already name every acknowledger. A member that left
+    signs nothing more: only if its votes name every acknowledger and the starter."""
+    member = sync.members.get(p)
+    if member is not None and member.left:
+        votes = _votes_up_to(sync, p, sync.delivered(p), previous.epoch) or ()
+        return ackers | {start.author} <= {target for target, _ in votes}
+    readies = sync.readies.get((previous.epoch + 1, p))
+    if not readies:
+        return True
+    votes = _votes_up_to(sync, p, readies[0].seq, previous.epoch) or ()
+    return ackers <= {target for target, _ in votes}
+
+
+def _votes_up_to(sync: SyncPeer, p: bytes, upto: int, epoch: int) -> list[tuple[bytes, int]] | None:
+    """p's DEPART votes of round `epoch` among its ops 1..upto, delivered or waiting here,
+    as (target, held); None if some of those ops have not come. Read from the newest back
+    to p's last op of an earlier round (an author's rounds follow each other in its
+    chain), so a long table costs no more than one round."""
+    log = sync.logs.get(p) or []
+    queue = sync.pending.get(p, {})
+    votes: list[tuple[bytes, int]] = []
+    for seq in range(upto, 0, -1):
+        op = log[seq - 1] if seq <= len(log) else queue.get(seq)
+        if op is None:
+            return None
+        if 0 < op.epoch < epoch:
+            break
+        if op.kind == Kinds.DEPART and op.epoch == epoch:
+            votes.append((op.payload[0], op.payload[1]))
+    return votes
+
+
+def vote_counts(sync: SyncPeer, log: EpochLog) -> departure.VoteRule:
+    """PROTOCOL.md 13.1: a vote of round r signed after its author's READY for round r+1
+    counts only against round r+1's starter (as the departures before it in the walk
+    leave it). A peer says READY once round r is final for it, and from then on it has
+    nobody else to vote against: this makes that a rule, on which the confirmation of
+    the next START relies (`start_confirmed`)."""
+    entering = starter(sync, log.epoch)
+
+    def counts(op: Op, departed: Mapping[bytes, int]) -> bool:
+        readies = sync.readies.get((log.epoch + 1, op.author))
+        if not readies or readies[0].seq > op.seq:
+            return True
+        return bool(op.payload[0] == _after_round(sync, log, entering, departed, None))
+
+    return counts
+
+
+def successor_waits(sync: SyncPeer, op: Op) -> bool:
+    """A START from someone other than the host is judged once this peer knows the
+    host has departed (until then it waits, like an op whose deps are missing)."""
+    if op.kind != Kinds.START or op.author == sync.host:
+        return False
+    previous = sync.epochs.get(op.epoch - 1)
+    if previous is None or sync.starter(op.epoch) != sync.host:
+        return False
+    heir = next(
+        (
+            p
+            for p in previous.participants
+            if p != sync.host and p not in previous.excluded and not sync.members[p].left
+        ),
+        None,
+    )
+    return op.author == heir  # anyone else is refused at once

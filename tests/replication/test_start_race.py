@@ -1,0 +1,193 @@
+"""A START against the votes (PROTOCOL.md 13.3): a starter cut off as it signs the next
+round's START may be voted out of the round before by a quorum that never saw it. Its
+START then begins nothing (delivered, so its chain goes on), its heir starts the round,
+and nobody acts in a round whose START could still be voided like that."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from nerts_p2p.game.errors import Rejection
+from nerts_p2p.game.moves import Move
+from nerts_p2p.game.rules import Rules
+from nerts_p2p.table.replica import RoundFinal, RoundVoided, TableReplica
+from protocol.messages import Kind, Op
+from tools.mesh import PeerMesh
+
+from .table_helpers import ManualTable, call_nerts, seed_showing
+
+
+def _cut_at_the_next_start(mesh: PeerMesh, group: frozenset[int], seconds: float) -> None:
+    """Cut `group` off from the others the moment the host signs round 2's START (before
+    it goes out), for `seconds`."""
+    host = mesh.replicas[0]
+    original = host.start
+
+    def start() -> Op:
+        op = original()
+        if 1 in host.sync.epochs and op.epoch == 2:
+            cut = ((mesh.now, mesh.now + seconds, group),)
+            mesh.faults = dataclasses.replace(mesh.faults, partitions=cut)
+        return op
+
+    host.start = start  # type: ignore[method-assign]
+
+
+def _final_everywhere(mesh: PeerMesh, number: int) -> RoundFinal:
+    finals = [f[number] for f in mesh.finals]
+    assert len({(f.scores, f.totals, f.departed) for f in finals}) == 1
+    return finals[0]
+
+
+def test_a_host_cut_off_as_it_signs_the_next_start_is_voted_out_and_its_heir_starts() -> None:
+    # Before: the three voted the host out of round 1 and its heir started round 2; the
+    # host had begun its own round 2, which the others refused, and it parked their round
+    # for ever (MeshStalledError 60 s after the cable came back).
+    mesh = PeerMesh(players=4, rules=Rules(seats=4, target=500), seed=1)
+    host = mesh.replicas[0].me
+    _cut_at_the_next_start(mesh, frozenset({0}), 15.0)
+    mesh.run(until=600, rounds=2)
+    final = _final_everywhere(mesh, 2)
+    round1 = mesh.replicas[1].sync.epochs[1]
+    heir = next(p for p in round1.participants if p != host)
+    for replica in mesh.replicas:
+        assert replica.sync.epochs[2].start.author == heir
+        assert host in replica.sync.epochs[1].departed
+    # The host learnt that its round did not begin; nobody else ever saw it begin.
+    assert [e.author for e in mesh.events[0] if isinstance(e, RoundVoided)] == [host]
+    assert not any(isinstance(e, RoundVoided) for events in mesh.events[1:] for e in events)
+    # Its START is in its chain everywhere, so its later ops still count: it is back in.
+    assert all(
+        r.sync.delivered(host) == mesh.replicas[0].sync.delivered(host) for r in mesh.replicas
+    )
+    assert mesh.divergences() == 0
+    assert not final.audit.diverged
+
+
+def test_a_pair_cut_off_with_the_host_as_it_starts_plays_the_round_the_host_started() -> None:
+    # 2 v 2: the other pair votes the host out, but the host's partner in the cut saw the
+    # START and never votes (a vote after its READY counts only against the starter), so
+    # no agreement can drop the host: its START stands, and once the halves meet again
+    # everyone confirms it and plays it.
+    mesh = PeerMesh(players=4, rules=Rules(seats=4, target=500), seed=1)
+    host = mesh.replicas[0].me
+    _cut_at_the_next_start(mesh, frozenset({0, 1}), 15.0)
+    mesh.run(until=600, rounds=2)
+    _final_everywhere(mesh, 2)
+    for replica in mesh.replicas:
+        assert replica.sync.epochs[2].start.author == host
+        assert replica.sync.epochs[1].departed == {}
+    assert not any(isinstance(e, RoundVoided) for events in mesh.events for e in events)
+    assert mesh.divergences() == 0
+
+
+def _three_after_round_one() -> ManualTable:
+    """Three players, round 1 over and final everywhere (seat 0 called Nerts at once)."""
+    rules = Rules(seats=3, nerts_size=1)
+    seeds = [
+        seed_showing(rules, [], nerts_top="AS", label="race3/caller"),
+        seed_showing(rules, [], label="race3/b"),
+        seed_showing(rules, [], label="race3/c"),
+    ]
+    table = ManualTable(rules, seeds)
+    table.start_round()
+    table.settle(0.3)
+    call_nerts(table, settle=3.0)
+    assert all(r.rounds[1].final is not None for r in table.players)
+    return table
+
+
+def _vote(table: ManualTable, voter: TableReplica, target: TableReplica) -> None:
+    voter.sync.author(Kind.DEPART, 1, [target.me, voter.sync.delivered(target.me)])
+    table.collect()
+    table.deliver_all()
+
+
+def test_a_vote_signed_after_ready_for_the_next_round_counts_only_against_its_starter() -> None:
+    table = _three_after_round_one()
+    host, second, third = table.players
+    table.ready_all()
+    # Two of three (a quorum) vote a player out of round 1 after saying READY for round
+    # 2: it is not the one to start round 2, so those votes count for nothing...
+    _vote(table, host, third)
+    _vote(table, second, third)
+    assert all(r.sync.epochs[1].departed == {} for r in table.players)
+    # ...while the same votes against the starter do drop it, and its heir starts.
+    _vote(table, second, host)
+    _vote(table, third, host)
+    for replica in table.players:
+        assert host.me in replica.sync.epochs[1].departed
+        assert replica.sync.starter(2) == second.me
+
+
+def test_nobody_acts_in_a_round_whose_start_the_others_have_not_acknowledged() -> None:
+    table = _three_after_round_one()
+    host = table.players[0]
+    table.start_round(deliver=False)  # round 2's START waits in the queue: nobody has it
+    rnd = host.current_round
+    assert rnd is not None
+    assert rnd.number == 2
+    assert not host.sync.start_confirmed(2)
+    refused = host.play(Move(0, "stuck"))
+    assert isinstance(refused, Rejection)
+    assert "confirm" in refused.message
+    host.tick(table.now + 20.0)  # past every silence bound: still no MIX, and no vote
+    assert host.sync.logs[host.me][-1].kind == Kind.START
+    table.collect()
+    table.deliver_all()
+    table.settle(0.5)  # the others' heartbeats hold the START now
+    assert host.sync.start_confirmed(2)
+    assert all(host.me in r.sync.epochs[2].nonces for r in table.players)
+
+
+def test_players_who_left_between_rounds_cannot_hold_up_the_next_start() -> None:
+    # Five played round 1; three leave (LEAVE: they sign nothing more), so the two who stay
+    # are no quorum of round 1's participants. Those who left can never vote the starter
+    # out, so the START of round 2 is confirmed and the two play it.
+    rules = Rules(seats=5, nerts_size=1)
+    seeds = [
+        seed_showing(rules, [], nerts_top="AS", label="left5/caller"),
+        *(seed_showing(rules, [], label=f"left5/{i}") for i in range(1, 5)),
+    ]
+    table = ManualTable(rules, seeds)
+    table.start_round()
+    table.settle(0.3)
+    call_nerts(table, settle=3.0)
+    leaving, staying = table.players[2:], table.players[:2]
+    for replica in leaving:
+        replica.leave()
+    table.collect()
+    table.deliver_all()
+    for replica in leaving:  # their programs have quit: they hear and say nothing more
+        replica.tick = lambda now: None  # type: ignore[method-assign]
+        replica.receive = lambda datagram, source, now: None  # type: ignore[method-assign]
+    table.ready_all(staying)
+    table.players[0].start()
+    table.collect()
+    table.deliver_all()
+    table.settle(0.5)
+    for replica in staying:
+        assert replica.sync.start_confirmed(2)
+        assert all(p.me in replica.sync.epochs[2].nonces for p in staying)
+
+
+def test_a_start_that_a_vote_had_seen_stands_though_its_author_is_voted_out() -> None:
+    # A vote that holds the START (its `held` reaches the START's seq) says the START was
+    # signed in the open: its author, voted out of round 1 as it may be, is still the
+    # starter of round 2 for that START, and the round it began is not voided anywhere.
+    table = _three_after_round_one()
+    host, second, third = table.players
+    table.start_round(deliver=False)
+    start = host.sync.logs[host.me][-1]
+    assert start.kind == Kind.START
+    for sender, _, datagram in table.queue:
+        if sender == 0:
+            second.receive(datagram, 0, table.now)  # only the second player has it
+    table.queue.clear()
+    _vote(table, second, host)
+    _vote(table, third, host)
+    table.settle(1.0)
+    for replica in table.players:
+        assert replica.sync.epochs[1].departed[host.me] >= start.seq
+        assert replica.sync.epochs[2].start == start
+    assert not any(isinstance(e, RoundVoided) for events in table.events for e in events)

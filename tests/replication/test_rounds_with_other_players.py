@@ -136,3 +136,20 @@ def test_deps_on_an_author_expelled_since_are_not_judged_from_its_expulsion_on()
     ]
     assert _delivers(p0, _with_deps(p1, mix, deps), 1, table.now)
     assert p0.sync.delivered(p1.me) == mix.seq
+
+
+def test_an_op_naming_fewer_ops_than_its_authors_last_op_of_the_round_before_is_refused() -> None:
+    table = _after_round_one("fewer")
+    p0, p1, p2, _ = table.players
+    last = p1.sync.logs[p1.me][-1]  # p1's last op of round 1
+    named = dict(zip(p1.sync.epochs[1].participants, last.round_deps, strict=True))[p2.me]
+    assert named >= 2
+    _ready(table, 0, 1, 2)
+    mix = _start_reaching_p1_alone(table)
+    participants = p1.sync.epochs[2].participants
+    seen = zip(participants, mix.round_deps, strict=True)
+    deps = [named - 1 if a == p2.me else n for a, n in seen]
+    held = p0.sync.delivered(p1.me)
+    assert not _delivers(p0, _with_deps(p1, mix, deps), 1, table.now)
+    assert p0.sync.delivered(p1.me) == held
+    assert p0.sync.counters.as_dict()["backdated"] == 1

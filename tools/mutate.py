@@ -48,6 +48,8 @@ ROOT = Path(__file__).resolve().parent.parent
 #: (one concept each) is judged by the same subset.
 REPLICA_TESTS: tuple[str, ...] = (
     "tests/replication/test_table_gate_edges.py",
+    # The conformance vectors: the game's checks of OPEN, READY and START at the gate.
+    "tests/protocol/test_vectors.py",
     "tests/replication/test_unreadable_move.py",
     "tests/replication/test_restore_default.py",
     "tests/replication/test_seed_share_commitment.py",

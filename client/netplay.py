@@ -544,7 +544,22 @@ async def _watch_events(
             and replica.role == PLAYER
             and options.headless
         ):
-            watch.error = f"table full: round {event.round} started without a seat for us"
+            full = no_seat_error(replica, event.round)
+            watch.error = full if full is not None else watch.error
+
+
+def no_seat_error(replica: TableReplica, number: int) -> str | None:
+    """Why a round that began without a seat for us ends our part in the match: every seat
+    was taken ("table full"). With a seat left free we only sit this round out (our READY
+    had not reached the starter: say the host was voted out as it started and its heir
+    started the round, PROTOCOL.md 13.3), and play the next."""
+    rnd, rules = replica.rounds.get(number), replica.rules
+    if rnd is None or rules is None:
+        return None
+    room = rules.seats * (2 if rules.partnerships else 1)
+    if len(rnd.seat_of) < room:
+        return None
+    return f"table full: round {number} started without a seat for us"
 
 
 async def _keep_announcement(announcer: TableAnnouncer, node: TableNode) -> None:

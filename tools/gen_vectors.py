@@ -34,6 +34,11 @@ Each file is a JSON list of objects:
   ([body, signature] pairs); each also has `signature`.
 - `context`: hex datagrams a fresh `SyncPeer` of the table (any key of its own) receives
   first, in order, each of them valid; then the vector's datagram is judged.
+- `effect` (only in `start_race.json`, PROTOCOL.md 13.1 and 13.3): what a valid op does
+  once delivered: `begins_round` (a START: its round begins), `begins_no_round` (a former
+  starter's START: delivered, and no round begins), `counts_for_nothing` (a DEPART signed
+  after its author's READY for the next round, against someone who is not that round's
+  starter: delivered, and its target does not depart).
 
 READY, START, MOVE and REVEAL carry game data (rules, commitments, shown cards, move text)
 that this layer checks only for wire types. The values here are plausible, not a playable
@@ -97,7 +102,7 @@ from protocol.signing import SigningKeyPair, sign
 from protocol.sync import SyncPeer
 
 VECTORS_DIR = Path(__file__).resolve().parent.parent / "protocol" / "vectors"
-FILES = ("ops.json", "sync.json", "invalid.json", "departure.json")
+FILES = ("ops.json", "sync.json", "invalid.json", "departure.json", "start_race.json")
 ADMISSION_FILE = "admission.json"  # the handshake and its keys (not judged one by one)
 
 
@@ -192,9 +197,10 @@ class Vector:
     signer: SigningKeyPair | None
     reason: DropReason | None
     context: Sequence[bytes]
+    effect: str | None = None  # see the module docstring
 
     def as_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "name": self.name,
             "table": TABLE.hex(),
             "hex": self.datagram.hex(),
@@ -204,6 +210,9 @@ class Vector:
             "decoded": decoded_json(self.datagram),
             "context": [c.hex() for c in self.context],
         }
+        if self.effect is not None:
+            out["effect"] = self.effect
+        return out
 
 
 @dataclass
@@ -765,6 +774,63 @@ def departure_and_tie_vectors(h: History) -> list[Vector]:
     ]
 
 
+BOB_SHOWN = [5, 18, 33, 44, 2]
+THREE_SEAT_RULES = [["seats", 3], ["target", 100]]
+
+
+def start_race_vectors() -> list[Vector]:
+    """`start_race.json` (PROTOCOL.md 13.1, 13.3): a three-player table of its own. Round 1
+    is Alice, Bob and the host, in that START order. The host and Alice say READY for
+    round 2; the host votes Bob out of round 1, and then Alice does (a vote after her READY
+    against someone who is not round 2's starter: it counts for nothing, and Bob stays).
+    Alice and Bob vote the host out (it is round 2's starter: that counts, a quorum of
+    two). Then the host's START of round 2 begins nothing (a former starter's) and Alice's,
+    the heir's, begins it."""
+    h = History()
+    ids = {name: key.key_id for name, key in KEYS.items()}
+    h.author(
+        "host", Kind.OPEN, 0, [KEYS["host"].public_key, "host", TABLE_RULES, 4, True, NONCE, False]
+    )
+    for name in ("alice", "bob"):
+        h.author("host", Kind.ADMIT, 0, [KEYS[name].public_key, PLAYER])
+        h.author(name, Kind.JOIN, 0, [KEYS[name].public_key, name, PLAYER])
+    shown = {**SHOWN, "bob": BOB_SHOWN}
+    for name in ("host", "alice", "bob"):
+        h.author(name, Kind.READY, 0, ready_payload(name, 1, shown[name]))
+    order = [ids["alice"], ids["bob"], ids["host"]]
+    h.author("host", Kind.START, 1, [order, [0, 1, 2], THREE_SEAT_RULES])
+    for name in ("host", "alice"):
+        h.author(name, Kind.READY, 0, ready_payload(name, 2, shown[name]))
+
+    def vote(voter: str, target: str) -> list[object]:
+        held = h.peers[voter].delivered(ids[target])
+        return h.body(voter, Kind.DEPART, 1, [ids[target], held])
+
+    h.author("host", Kind.DEPART, 1, vote("host", "bob")[-1])
+    late_vote = vote("alice", "bob")
+    vectors = [
+        Vector(
+            "vote_after_ready_against_a_non_starter",
+            seal(KEYS["alice"], late_vote),
+            KEYS["alice"],
+            None,
+            h.datagrams(),
+            "counts_for_nothing",
+        )
+    ]
+    h.author("alice", Kind.DEPART, 1, late_vote[-1])
+    for voter in ("alice", "bob"):
+        h.author(voter, Kind.DEPART, 1, vote(voter, "host")[-1])
+    round2 = [[ids["host"], ids["alice"]], [0, 1], ROUND_RULES]
+    for name, effect in (("host", "begins_no_round"), ("alice", "begins_round")):
+        start = h.body(name, Kind.START, 2, round2)
+        vector_name = "start_by_a_former_starter" if name == "host" else "start_by_the_heir"
+        vectors.append(
+            Vector(vector_name, seal(KEYS[name], start), KEYS[name], None, h.datagrams(), effect)
+        )
+    return vectors
+
+
 PRIVATE_NONCE = b"private!"
 PASSPHRASE = "correct horse battery staple"
 
@@ -893,6 +959,7 @@ def build() -> dict[str, str]:
         "sync.json": sync_vectors(h),
         "invalid.json": invalid_vectors(h),
         "departure.json": departure_and_tie_vectors(h),
+        "start_race.json": start_race_vectors(),
     }
     files = {
         name: json.dumps([v.as_json() for v in vectors], indent=1) + "\n"

@@ -11,17 +11,19 @@ import trio
 import trio.testing
 
 from client.window.netsession import NetworkTable
-from client.window.session import LOBBY, PLAYING
+from client.window.replica_view import EventReader
+from client.window.session import LOBBY, PLAYING, MessageNotice
 from nerts_p2p.game.engine import apply
 from nerts_p2p.game.errors import Rejection
 from nerts_p2p.game.moves import NERTS, Move
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.net.node import TableNode
 from nerts_p2p.net.transport import MemoryNetwork
-from nerts_p2p.table.replica import TableReplica
+from nerts_p2p.table.replica import RoundVoided, TableReplica
 from protocol import admission
 from protocol.messages import PLAYER, SPECTATOR
 from protocol.signing import generate_signing_key
+from tests.replication.table_helpers import ManualTable, seed_showing
 
 
 def hosting(network: MemoryNetwork, rules: Rules) -> NetworkTable:
@@ -208,3 +210,15 @@ async def test_bots_added_while_the_table_is_still_opening_are_kept_for_when_it_
     assert host.initial_bots == 1  # serve() seats this many as soon as it runs
     assert host.bots is None  # no bots' process is started for a table not yet served
     assert host.lobby().bots == 1
+
+
+def test_a_voided_round_is_told_in_words_with_the_name_of_who_started_it() -> None:
+    rules = Rules(seats=2)
+    table = ManualTable(rules, [seed_showing(rules, [], label=f"voided{i}") for i in range(2)])
+    host, other = table.players
+    (notice,) = EventReader(other).notices([RoundVoided(2, host.me)])
+    assert isinstance(notice, MessageNotice)
+    assert notice.text == (
+        "round 2 as p0 started it did not count: the others had voted it out; "
+        "the next in line starts the round"
+    )

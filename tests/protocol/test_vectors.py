@@ -148,6 +148,7 @@ def test_valid_vector_is_taken(vector: dict[str, Any]) -> None:
     if isinstance(message, Op):
         assert [e.op.body for e in events if isinstance(e, OpDelivered)] == [message.body]
         assert peer.delivered(message.author) == message.seq
+        _has_its_effect(peer, message, vector.get("effect"))
     elif kind == Kind.BATCH.name:
         assert isinstance(message, Batch)
         delivered = [e.op.body for e in events if isinstance(e, OpDelivered)]
@@ -186,6 +187,18 @@ def test_valid_vector_is_taken(vector: dict[str, Any]) -> None:
         assert missing  # the context lacks what the heartbeat says its sender holds
         requests = [r for r in _replies(outbox, table) if isinstance(r, Request)]
         assert [r.ranges for r in requests] == [tuple(missing)]
+
+
+def _has_its_effect(peer: SyncPeer, op: Op, effect: str | None) -> None:
+    """What `start_race.json`'s valid ops do once delivered (PROTOCOL.md 13.1, 13.3)."""
+    if effect == "begins_round":
+        assert peer.epochs[op.epoch].start.body == op.body
+    elif effect == "begins_no_round":
+        assert op.epoch not in peer.epochs  # a former starter's START begins nothing
+    elif effect == "counts_for_nothing":
+        assert op.payload[0] not in peer.epochs[op.epoch].departed
+    else:
+        assert effect is None, effect
 
 
 @_by_name(INVALID)

@@ -47,6 +47,9 @@ ROOT = Path(__file__).resolve().parent.parent
 #: The tests of the table replica: every module `nerts_p2p/table/replica.py` was split into
 #: (one concept each) is judged by the same subset.
 REPLICA_TESTS: tuple[str, ...] = (
+    "tests/replication/test_table_gate_edges.py",
+    # The conformance vectors: the game's checks of OPEN, READY and START at the gate.
+    "tests/protocol/test_vectors.py",
     "tests/replication/test_unreadable_move.py",
     "tests/replication/test_restore_default.py",
     "tests/replication/test_seed_share_commitment.py",
@@ -129,6 +132,11 @@ SYNC_TESTS: tuple[str, ...] = (
     "tests/protocol/test_store_load_order.py",
     "tests/protocol/test_who_starts.py",
     "tests/protocol/test_tracked_sources_bound.py",
+    "tests/protocol/test_first_op_not_a_join.py",
+    "tests/protocol/test_claims_after_expulsion.py",
+    "tests/replication/test_rounds_with_other_players.py",
+    "tests/protocol/test_restart_holds.py",
+    "tests/replication/test_start_edges.py",
 )
 #: ...and the modules whose concept only whole simulated tables exercise also by these
 #: (each a minute or more on a loaded host: a surviving mutant costs the whole subset).
@@ -206,6 +214,12 @@ TEST_SUBSETS: dict[str, tuple[str, ...]] = {
         "tests/protocol/test_hostile.py",
     ),
     **dict.fromkeys(REPLICA_MODULES, REPLICA_TESTS),
+    # The shells' questions between rounds: no replica test asks them (seed 701 drew eight
+    # mutants of status.py and the replica subset killed none), their own tests do.
+    "nerts_p2p/table/status.py": (
+        "tests/replication/test_lobby_question_edges.py",
+        "tests/replication/test_lobby_questions.py",
+    ),
     **SYNC_SUBSETS,
     # The sync machine's two pure helpers: judged by the sync tests, and by the whole
     # tables whose concept they are (departures agreed on, promises broken).

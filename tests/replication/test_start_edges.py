@@ -1,0 +1,78 @@
+"""A START at its edges: a second START for a round already started is refused, and a
+START stamped as far ahead as the Lamport rules allow, by a host who sits the round out,
+still lets its players act (a round op's Lamport floor includes its round's START, which
+its deps do not name when the starter does not play). (Found by `tools.mutate`, seed 704,
+`protocol/sync_membership.py` and `protocol/sync_checks.py`.)"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from nerts_p2p.game.rules import Rules
+from nerts_p2p.table.replica import ProtocolViolation
+from nerts_p2p.table.status import moves_open
+from protocol.envelope import seal
+from protocol.errors import LocalProtocolError
+from protocol.messages import Kind, op_body
+from protocol.sync_limits import MAX_LAMPORT_STEP
+
+from .table_helpers import ManualTable
+
+
+def _violations(table: ManualTable) -> list[str]:
+    return [e.reason for events in table.events for e in events if isinstance(e, ProtocolViolation)]
+
+
+def test_a_second_start_of_a_round_already_started_is_refused() -> None:
+    table = ManualTable(Rules(seats=2), [bytes([1]) * 32, bytes([2]) * 32])
+    table.start_round()
+    host, other = table.players
+    rnd = other.current_round
+    assert rnd is not None
+    first = rnd.log.start
+    words = "round 1 has already started"
+    with pytest.raises(LocalProtocolError, match=re.escape(words)):
+        host.sync.author(Kind.START, 1, first.payload)
+    # A modified host signs it anyway: every receiver refuses it, and round 1 stays the
+    # round the first START began.
+    sync = host.sync
+    body = op_body(
+        Kind.START, sync.table, sync.me, sync.delivered(sync.me) + 1,
+        sync.logs[sync.me][-1].hash, sync.clock.tick(), 1,
+        sync.deps_for(Kind.START, 1, first.payload), first.payload,
+    )  # fmt: skip
+    other.receive(seal(sync.key, body), 0, table.now)
+    table.collect()
+    assert any(words in reason for reason in _violations(table))
+    assert other.current_round is rnd
+    assert rnd.log.start is first
+
+
+def test_a_start_stamped_as_far_ahead_as_allowed_by_a_host_who_sits_out_is_played() -> None:
+    table = ManualTable(Rules(seats=2), [bytes([1]) * 32, bytes([2]) * 32, bytes([3]) * 32])
+    host, first, second = table.players
+    first.ready()
+    second.ready()
+    table.collect()
+    table.deliver_all()
+    # The host's clock ran far ahead (an op stamped far ahead that it holds and does not
+    # name, say): its START is stamped MAX_LAMPORT_STEP past what it names.
+    floor = max(op.lamport for log in host.sync.logs.values() for op in log)
+    host.sync.clock.observe(floor + 4 * MAX_LAMPORT_STEP)
+    host.start()
+    table.collect()
+    table.deliver_all()
+    table.settle(0.3)
+    rnd = first.current_round
+    assert rnd is not None
+    assert host.me not in rnd.log.participants
+    assert rnd.log.start.lamport == floor + MAX_LAMPORT_STEP
+    # Each player's mix nonce, stamped just past the START, more than MAX_LAMPORT_STEP
+    # past every op its deps name, is delivered everywhere: the round's moves count.
+    for replica in table.players:
+        current = replica.current_round
+        assert current is not None
+        assert moves_open(current)
+    assert _violations(table) == []

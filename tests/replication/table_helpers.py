@@ -55,6 +55,22 @@ def seed_showing(
     raise AssertionError(f"no seed shows {wanted} {in_work}")
 
 
+def seeds_in_turn(seeds: Sequence[bytes], label: str) -> Callable[[int], bytes]:
+    """Randomness handing out `seeds` for the successive 32-byte draws (one deal a READY),
+    deterministic bytes for the rest."""
+    left = list(seeds)
+    counter = 0
+
+    def draw(n: int) -> bytes:
+        nonlocal counter
+        if n == 32 and left:
+            return left.pop(0)
+        counter += 1
+        return hashlib.sha256(f"{label}/{counter}".encode()).digest()[:n]
+
+    return draw
+
+
 def fixed_randomness(seed: bytes, label: str) -> Callable[[int], bytes]:
     """Hands out `seed` for the first 32-byte draw (the deal), then deterministic bytes."""
     handed = False
@@ -185,7 +201,14 @@ def face(text: str) -> int:
     return parse_face(text)
 
 
-__all__ = ["ManualTable", "face", "face_index", "fixed_randomness", "seed_showing"]
+__all__ = [
+    "ManualTable",
+    "face",
+    "face_index",
+    "fixed_randomness",
+    "seed_showing",
+    "seeds_in_turn",
+]
 
 
 def one_card_nerts_table(label: str) -> ManualTable:

@@ -9,33 +9,16 @@ again in the next round, its lag counted from that round's beginning.
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.table.presence import SILENCE_BOUND
 from nerts_p2p.table.replica import RoundFinal, SeatLagging
 from protocol.messages import Evidence, Heartbeat, Kind, decode
 from protocol.sync import BROADCAST
-from tests.replication.table_helpers import ManualTable, call_nerts, seed_showing
+from tests.replication.table_helpers import ManualTable, call_nerts, seed_showing, seeds_in_turn
 
 RULES = Rules(seats=3, nerts_size=1, target=10_000)
-
-
-def _seeds_in_turn(seeds: Sequence[bytes], label: str) -> Callable[[int], bytes]:
-    """Randomness handing out `seeds` for the successive 32-byte draws (one deal a READY),
-    deterministic bytes for the rest."""
-    left = list(seeds)
-    counter = 0
-
-    def draw(n: int) -> bytes:
-        nonlocal counter
-        if n == 32 and left:
-            return left.pop(0)
-        counter += 1
-        return hashlib.sha256(f"{label}/{counter}".encode()).digest()[:n]
-
-    return draw
 
 
 def _table(rounds: int, label: str) -> ManualTable:
@@ -46,7 +29,7 @@ def _table(rounds: int, label: str) -> ManualTable:
     ]
     table = ManualTable(RULES, [caller[0], others[0][0], others[1][0]])
     for replica, seeds, name in zip(table.players, [caller, *others], "abc", strict=True):
-        replica.randomness = _seeds_in_turn(seeds, f"{label}/{name}")
+        replica.randomness = seeds_in_turn(seeds, f"{label}/{name}")
     return table
 
 

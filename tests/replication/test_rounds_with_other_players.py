@@ -13,8 +13,7 @@ from nerts_p2p.game.rules import Rules
 from nerts_p2p.table.replica import ProtocolViolation, RoundFinal, TableReplica
 from protocol.envelope import seal
 from protocol.messages import Kind, Op, op_body
-from tests.replication.table_helpers import ManualTable, call_nerts, seed_showing
-from tests.replication.test_presence_across_rounds import _seeds_in_turn
+from tests.replication.table_helpers import ManualTable, call_nerts, seed_showing, seeds_in_turn
 
 RULES = Rules(seats=4, nerts_size=1, target=10_000)
 
@@ -26,7 +25,7 @@ def _after_round_one(label: str) -> ManualTable:
     ]
     table = ManualTable(RULES, [own[0] for own in seeds])
     for i, (replica, own) in enumerate(zip(table.players, seeds, strict=True)):
-        replica.randomness = _seeds_in_turn(own, f"{label}/{i}")
+        replica.randomness = seeds_in_turn(own, f"{label}/{i}")
     _ready(table, 0, 1, 2)
     table.players[0].start()
     table.collect()

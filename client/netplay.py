@@ -37,6 +37,7 @@ from nerts_p2p.net.store import (
 )
 from nerts_p2p.net.transport import Address, AddressInUseError
 from nerts_p2p.table.replica import RoundFinal, RoundStarted, TableReplica
+from nerts_p2p.table.status import round_began_full
 from protocol import admission
 from protocol.envelope import PROTOCOL_VERSION
 from protocol.messages import PLAYER, SPECTATOR
@@ -543,23 +544,9 @@ async def _watch_events(
             and event.seat is None
             and replica.role == PLAYER
             and options.headless
+            and round_began_full(replica, event.round)
         ):
-            full = no_seat_error(replica, event.round)
-            watch.error = full if full is not None else watch.error
-
-
-def no_seat_error(replica: TableReplica, number: int) -> str | None:
-    """Why a round that began without a seat for us ends our part in the match: every seat
-    was taken ("table full"). With a seat left free we only sit this round out (our READY
-    had not reached the starter: say the host was voted out as it started and its heir
-    started the round, PROTOCOL.md 13.3), and play the next."""
-    rnd, rules = replica.rounds.get(number), replica.rules
-    if rnd is None or rules is None:
-        return None
-    room = rules.seats * (2 if rules.partnerships else 1)
-    if len(rnd.seat_of) < room:
-        return None
-    return f"table full: round {number} started without a seat for us"
+            watch.error = f"table full: round {event.round} started without a seat for us"
 
 
 async def _keep_announcement(announcer: TableAnnouncer, node: TableNode) -> None:

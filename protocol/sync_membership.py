@@ -54,7 +54,7 @@ def membership_problem(sync: SyncPeer, op: Op) -> tuple[DropReason, str] | None:
         return None
     if kind == Kinds.START:
         if author != sync_starters.starter(sync, op.epoch, op):
-            if author in sync_starters.former_starters(sync, op.epoch):
+            if sync_starters.former_starter(sync, op):
                 # A starter voted out of an earlier round, whose START the votes had not
                 # seen (13.3): delivered, so its chain goes on, and of no effect.
                 return None

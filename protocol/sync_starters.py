@@ -11,7 +11,7 @@ departures and from the table: who may begin the next round, and is its beginnin
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Container, Mapping
 from typing import TYPE_CHECKING
 
 from . import departure
@@ -36,12 +36,15 @@ def starter(sync: SyncPeer, epoch: int, start: Op | None = None) -> bytes | None
     return _succession(sync, epoch, start)[-1]
 
 
-def former_starters(sync: SyncPeer, epoch: int) -> tuple[bytes | None, ...]:
-    """The starters of round `epoch` before the present one, voted out or gone in turn."""
-    return tuple(_succession(sync, epoch, None)[:-1])
+def former_starter(sync: SyncPeer, op: Op) -> bool:
+    """Is this START's author a starter of its round that the departures of earlier rounds
+    passed over (13.3)? Its START is then delivered and begins nothing."""
+    chain = _succession(sync, op.epoch, op)
+    return op.author != chain[-1] and op.author in chain
 
 
 def _succession(sync: SyncPeer, epoch: int, start: Op | None) -> list[bytes | None]:
+    """The starters of round `epoch` in turn, from the host: the last one is the starter."""
     chain: list[bytes | None] = [sync.host]
     for number in sorted(sync.epochs):
         if number >= epoch or chain[-1] is None:
@@ -63,21 +66,30 @@ def _after_round(
     """Who starts the round after `log`'s, if `starter` was to (with these departures)."""
     if starter is None:
         return None
-    gone = sync.members.get(starter)
-    cut = departed.get(starter)
-    own = start is not None and start.author == starter
-    voted_out = cut is not None and not (own and start is not None and start.seq <= cut)
-    if not voted_out and (own or gone is None or not gone.left):
+    if start is not None and start.author == starter:
+        # Its own START: signed before any LEAVE of its, and seen by a vote if its seq is
+        # within the departure's cut.
+        stays = starter not in departed or start.seq <= departed[starter]
+    else:
+        gone = sync.members.get(starter)
+        stays = starter not in departed and (gone is None or not gone.left)
+    if stays:
         return starter
-    # PROTOCOL.md 5: the first participant that neither departed, was expelled, nor
-    # left (a departed heir passes the start on, like the host before it).
+    heir = _heir(sync, log, departed)
+    return heir if heir is not None else starter
+
+
+def _heir(sync: SyncPeer, log: EpochLog, gone: Container[bytes]) -> bytes | None:
+    """PROTOCOL.md 5: the first participant of `log`'s round, in START order, that is not
+    `gone`, was not expelled and has not left (a departed heir passes the start on, like
+    the host before it)."""
     return next(
         (
             p
             for p in log.participants
-            if p not in departed and p not in log.excluded and not sync.members[p].left
+            if p not in gone and p not in log.excluded and not sync.members[p].left
         ),
-        starter,
+        None,
     )
 
 
@@ -205,17 +217,11 @@ def vote_counts(sync: SyncPeer, log: EpochLog) -> departure.VoteRule:
 def successor_waits(sync: SyncPeer, op: Op) -> bool:
     """A START from someone other than the host is judged once this peer knows the
     host has departed (until then it waits, like an op whose deps are missing)."""
-    if op.kind != Kinds.START or op.author == sync.host:
+    host = sync.host
+    if op.kind != Kinds.START or host is None or op.author == host:
         return False
     previous = sync.epochs.get(op.epoch - 1)
-    if previous is None or sync.starter(op.epoch) != sync.host:
+    if previous is None or sync.starter(op.epoch) != host:
         return False
-    heir = next(
-        (
-            p
-            for p in previous.participants
-            if p != sync.host and p not in previous.excluded and not sync.members[p].left
-        ),
-        None,
-    )
+    heir = _heir(sync, previous, {host})
     return op.author == heir  # anyone else is refused at once

@@ -46,21 +46,29 @@ def draw(rng: random.Random) -> Cut:
     return Cut(players, rng.randint(1, 10**6), group, rng.choice(OFFSETS), rng.choice(LENGTHS))
 
 
-def play(cut: Cut) -> str | None:
-    """The finding of one run, in words, or None if it passed."""
-    mesh = PeerMesh(players=cut.players, rules=Rules(seats=cut.players, target=500), seed=cut.seed)
+def cut_at_next_start(
+    mesh: PeerMesh, group: frozenset[int], *, offset: float = 0.0, length: float
+) -> None:
+    """Cut `group` off from the other peers `offset` seconds after the host signs round 2's
+    START (the moment it is signed, before it goes out, with no offset), for `length`."""
     host = mesh.replicas[0]
     sign_start = host.start
 
     def start() -> Op:
         op = sign_start()
         if op.epoch == 2 and not mesh.faults.partitions:
-            begin = mesh.now + cut.offset
-            partition = ((begin, begin + cut.length, frozenset(cut.group)),)
+            begin = mesh.now + offset
+            partition = ((begin, begin + length, group),)
             mesh.faults = dataclasses.replace(mesh.faults, partitions=partition)
         return op
 
     host.start = start  # type: ignore[method-assign]
+
+
+def play(cut: Cut) -> str | None:
+    """The finding of one run, in words, or None if it passed."""
+    mesh = PeerMesh(players=cut.players, rules=Rules(seats=cut.players, target=500), seed=cut.seed)
+    cut_at_next_start(mesh, frozenset(cut.group), offset=cut.offset, length=cut.length)
     try:
         mesh.run(until=1500, rounds=2)
     except MeshStalledError as exc:

@@ -105,3 +105,12 @@ def moves_open(rnd: ReplicatedRound) -> bool:
     the same), so a shell shows the round as being dealt."""
     log = rnd.log
     return all(p in log.nonces or not log.owes_nonce(p, (2**62, b"")) for p in log.participants)
+
+
+def round_began_full(replica: TableReplica, number: int) -> bool:
+    """Round `number` began with every seat of the table taken. A player it began without
+    is then turned away ("table full"); with a seat left free it only sits the round out
+    (its READY had not reached the starter: the host voted out as it started, whose heir
+    started the round, PROTOCOL.md 13.3), and plays the next."""
+    rnd, rules = replica.rounds.get(number), replica.rules
+    return rnd is not None and rules is not None and len(rnd.seat_of) >= rules.players

@@ -89,10 +89,7 @@ def test_an_equivocating_player_is_expelled_by_every_peer() -> None:
 def test_a_host_who_sits_a_round_out_can_still_start_it() -> None:
     table = ManualTable(Rules(seats=2), [bytes([1]) * 32, bytes([2]) * 32, bytes([3]) * 32])
     host, first, second = table.players
-    first.ready()
-    second.ready()
-    table.collect()
-    table.deliver_all()
+    table.ready_all([first, second])
     host.start()
     table.collect()
     table.deliver_all()

@@ -60,9 +60,11 @@ def _start_reaching_p1_alone(table: ManualTable) -> Op:
     return mix
 
 
-def _with_deps(author: TableReplica, op: Op, deps: list[int]) -> bytes:
-    """`op` signed again by its author with other round deps (what another implementation,
-    or a modified peer, could send)."""
+def _naming(author: TableReplica, op: Op, of: bytes, seq: int) -> bytes:
+    """`op` signed again by its author with its round deps naming `seq` ops of `of` (what
+    another implementation, or a modified peer, could send)."""
+    participants = author.sync.epochs[op.epoch].participants
+    deps = [seq if p == of else n for p, n in zip(participants, op.round_deps, strict=True)]
     body = op_body(
         op.kind, op.table, op.author, op.seq, op.prev, op.lamport, op.epoch, deps, op.payload
     )
@@ -102,12 +104,9 @@ def test_a_player_new_to_the_round_is_not_compared_with_the_last_round() -> None
     p0, p1, _, p3 = table.players
     _ready(table, 0, 1, 3)
     mix = _start_reaching_p1_alone(table)
-    participants = p1.sync.epochs[2].participants
     # p1's last op of round 1 named no op of p3 (not a participant then): naming none now
     # takes nothing back.
-    seen = zip(participants, mix.round_deps, strict=True)
-    deps = [0 if a == p3.me else n for a, n in seen]
-    assert _delivers(p0, _with_deps(p1, mix, deps), 1, table.now)
+    assert _delivers(p0, _naming(p1, mix, p3.me, 0), 1, table.now)
     assert p0.sync.delivered(p1.me) == mix.seq
 
 
@@ -129,11 +128,7 @@ def test_deps_on_an_author_expelled_since_are_not_judged_from_its_expulsion_on()
     assert p0.sync.expelled == {p2.me: named}
     # p1's first op of round 2 names one op of p2 fewer than its last op of round 1: the
     # one p2 was expelled at, which is not judged.
-    participants = p1.sync.epochs[2].participants
-    deps = [
-        named - 1 if a == p2.me else n for a, n in zip(participants, mix.round_deps, strict=True)
-    ]
-    assert _delivers(p0, _with_deps(p1, mix, deps), 1, table.now)
+    assert _delivers(p0, _naming(p1, mix, p2.me, named - 1), 1, table.now)
     assert p0.sync.delivered(p1.me) == mix.seq
 
 
@@ -145,10 +140,7 @@ def test_an_op_naming_fewer_ops_than_its_authors_last_op_of_the_round_before_is_
     assert named >= 2
     _ready(table, 0, 1, 2)
     mix = _start_reaching_p1_alone(table)
-    participants = p1.sync.epochs[2].participants
-    seen = zip(participants, mix.round_deps, strict=True)
-    deps = [named - 1 if a == p2.me else n for a, n in seen]
     held = p0.sync.delivered(p1.me)
-    assert not _delivers(p0, _with_deps(p1, mix, deps), 1, table.now)
+    assert not _delivers(p0, _naming(p1, mix, p2.me, named - 1), 1, table.now)
     assert p0.sync.delivered(p1.me) == held
     assert p0.sync.counters.as_dict()["backdated"] == 1

@@ -53,10 +53,7 @@ def test_a_second_start_of_a_round_already_started_is_refused() -> None:
 def test_a_start_stamped_as_far_ahead_as_allowed_by_a_host_who_sits_out_is_played() -> None:
     table = ManualTable(Rules(seats=2), [bytes([1]) * 32, bytes([2]) * 32, bytes([3]) * 32])
     host, first, second = table.players
-    first.ready()
-    second.ready()
-    table.collect()
-    table.deliver_all()
+    table.ready_all([first, second])
     # The host's clock ran far ahead (an op stamped far ahead that it holds and does not
     # name, say): its START is stamped MAX_LAMPORT_STEP past what it names.
     floor = max(op.lamport for log in host.sync.logs.values() for op in log)

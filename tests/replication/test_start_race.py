@@ -5,32 +5,15 @@ and nobody acts in a round whose START could still be voided like that."""
 
 from __future__ import annotations
 
-import dataclasses
-
 from nerts_p2p.game.errors import Rejection
 from nerts_p2p.game.moves import Move
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.table.replica import RoundFinal, RoundVoided, TableReplica
 from protocol.messages import Kind, Op
 from tools.mesh import PeerMesh
+from tools.start_cuts import cut_at_next_start
 
 from .table_helpers import ManualTable, call_nerts, seed_showing
-
-
-def _cut_at_the_next_start(mesh: PeerMesh, group: frozenset[int], seconds: float) -> None:
-    """Cut `group` off from the others the moment the host signs round 2's START (before
-    it goes out), for `seconds`."""
-    host = mesh.replicas[0]
-    original = host.start
-
-    def start() -> Op:
-        op = original()
-        if 1 in host.sync.epochs and op.epoch == 2:
-            cut = ((mesh.now, mesh.now + seconds, group),)
-            mesh.faults = dataclasses.replace(mesh.faults, partitions=cut)
-        return op
-
-    host.start = start  # type: ignore[method-assign]
 
 
 def _final_everywhere(mesh: PeerMesh, number: int) -> RoundFinal:
@@ -45,7 +28,7 @@ def test_a_host_cut_off_as_it_signs_the_next_start_is_voted_out_and_its_heir_sta
     # for ever (MeshStalledError 60 s after the cable came back).
     mesh = PeerMesh(players=4, rules=Rules(seats=4, target=500), seed=1)
     host = mesh.replicas[0].me
-    _cut_at_the_next_start(mesh, frozenset({0}), 15.0)
+    cut_at_next_start(mesh, frozenset({0}), length=15.0)
     mesh.run(until=600, rounds=2)
     final = _final_everywhere(mesh, 2)
     round1 = mesh.replicas[1].sync.epochs[1]
@@ -71,7 +54,7 @@ def test_a_pair_cut_off_with_the_host_as_it_starts_plays_the_round_the_host_star
     # everyone confirms it and plays it.
     mesh = PeerMesh(players=4, rules=Rules(seats=4, target=500), seed=1)
     host = mesh.replicas[0].me
-    _cut_at_the_next_start(mesh, frozenset({0, 1}), 15.0)
+    cut_at_next_start(mesh, frozenset({0, 1}), length=15.0)
     mesh.run(until=600, rounds=2)
     _final_everywhere(mesh, 2)
     for replica in mesh.replicas:
@@ -81,13 +64,13 @@ def test_a_pair_cut_off_with_the_host_as_it_starts_plays_the_round_the_host_star
     assert mesh.divergences() == 0
 
 
-def _three_after_round_one() -> ManualTable:
-    """Three players, round 1 over and final everywhere (seat 0 called Nerts at once)."""
-    rules = Rules(seats=3, nerts_size=1)
+def _after_round_one(players: int) -> ManualTable:
+    """`players` players, round 1 over and final everywhere (seat 0 called Nerts at once);
+    the host is round 1's first participant."""
+    rules = Rules(seats=players, nerts_size=1)
     seeds = [
-        seed_showing(rules, [], nerts_top="AS", label="race3/caller"),
-        seed_showing(rules, [], label="race3/b"),
-        seed_showing(rules, [], label="race3/c"),
+        seed_showing(rules, [], nerts_top="AS", label=f"race{players}/caller"),
+        *(seed_showing(rules, [], label=f"race{players}/{i}") for i in range(1, players)),
     ]
     table = ManualTable(rules, seeds)
     table.start_round()
@@ -104,7 +87,7 @@ def _vote(table: ManualTable, voter: TableReplica, target: TableReplica) -> None
 
 
 def test_a_vote_signed_after_ready_for_the_next_round_counts_only_against_its_starter() -> None:
-    table = _three_after_round_one()
+    table = _after_round_one(3)
     host, second, third = table.players
     table.ready_all()
     # Two of three (a quorum) vote a player out of round 1 after saying READY for round
@@ -121,7 +104,7 @@ def test_a_vote_signed_after_ready_for_the_next_round_counts_only_against_its_st
 
 
 def test_nobody_acts_in_a_round_whose_start_the_others_have_not_acknowledged() -> None:
-    table = _three_after_round_one()
+    table = _after_round_one(3)
     host = table.players[0]
     table.start_round(deliver=False)  # round 2's START waits in the queue: nobody has it
     rnd = host.current_round
@@ -144,15 +127,7 @@ def test_players_who_left_between_rounds_cannot_hold_up_the_next_start() -> None
     # Five played round 1; three leave (LEAVE: they sign nothing more), so the two who stay
     # are no quorum of round 1's participants. Those who left can never vote the starter
     # out, so the START of round 2 is confirmed and the two play it.
-    rules = Rules(seats=5, nerts_size=1)
-    seeds = [
-        seed_showing(rules, [], nerts_top="AS", label="left5/caller"),
-        *(seed_showing(rules, [], label=f"left5/{i}") for i in range(1, 5)),
-    ]
-    table = ManualTable(rules, seeds)
-    table.start_round()
-    table.settle(0.3)
-    call_nerts(table, settle=3.0)
+    table = _after_round_one(5)
     leaving, staying = table.players[2:], table.players[:2]
     for replica in leaving:
         replica.leave()
@@ -175,7 +150,7 @@ def test_a_start_that_a_vote_had_seen_stands_though_its_author_is_voted_out() ->
     # A vote that holds the START (its `held` reaches the START's seq) says the START was
     # signed in the open: its author, voted out of round 1 as it may be, is still the
     # starter of round 2 for that START, and the round it began is not voided anywhere.
-    table = _three_after_round_one()
+    table = _after_round_one(3)
     host, second, third = table.players
     table.start_round(deliver=False)
     start = host.sync.logs[host.me][-1]
@@ -193,21 +168,6 @@ def test_a_start_that_a_vote_had_seen_stands_though_its_author_is_voted_out() ->
     assert not any(isinstance(e, RoundVoided) for events in table.events for e in events)
 
 
-def _five_after_round_one() -> ManualTable:
-    """Five players, round 1 final everywhere; the host is round 1's first participant."""
-    rules = Rules(seats=5, nerts_size=1)
-    seeds = [
-        seed_showing(rules, [], nerts_top="AS", label="race5/caller"),
-        *(seed_showing(rules, [], label=f"race5/{i}") for i in range(1, 5)),
-    ]
-    table = ManualTable(rules, seeds)
-    table.start_round()
-    table.settle(0.3)
-    call_nerts(table, settle=3.0)
-    assert all(r.rounds[1].final is not None for r in table.players)
-    return table
-
-
 def _cut_off(replica: TableReplica, *, heartbeats: bool) -> tuple[object, object]:
     """The replica hears nothing (and, unless `heartbeats`, says nothing) until restored."""
     saved = (replica.tick, replica.receive)
@@ -221,17 +181,25 @@ def _restore(replica: TableReplica, saved: tuple[object, object]) -> None:
     replica.tick, replica.receive = saved  # type: ignore[assignment]
 
 
+def _host_starts_round_two(table: ManualTable) -> Op:
+    """The host and the second player say READY, the host starts round 2 with the two of
+    them, and everything is delivered (to whoever still hears). Returns the START."""
+    host, second = table.players[:2]
+    table.ready_all([host, second])
+    start = host.start()
+    table.collect()
+    table.deliver_all()
+    return start
+
+
 def test_a_start_waits_while_a_quorum_of_the_round_before_is_gone_without_ready() -> None:
     # Three of round 1's five vanished between rounds before saying READY: they could be
     # the other side of a split, voting the host out unseen of its START, so the two who
     # stay must not act in round 2 until they are heard holding it.
-    table = _five_after_round_one()
+    table = _after_round_one(5)
     host, second, *gone = table.players
     saved = [_cut_off(r, heartbeats=False) for r in gone]
-    table.ready_all([host, second])
-    host.start()
-    table.collect()
-    table.deliver_all()
+    _host_starts_round_two(table)
     table.settle(1.0)
     assert not host.sync.start_confirmed(2)
     assert not second.sync.start_confirmed(2)
@@ -248,16 +216,12 @@ def test_an_acknowledgment_after_an_unseen_vote_does_not_confirm_the_start() -> 
     # holds less than the START), then heard the START: its heartbeats name the START now,
     # but its vote stands, so it may still be a stayer of an agreement that voids it. With
     # two more players gone, that leaves a quorum that might: no confirmation.
-    table = _five_after_round_one()
-    host, second, voter, *gone = table.players
+    table = _after_round_one(5)
+    host, _, voter, *gone = table.players
     for replica in gone:
         _cut_off(replica, heartbeats=False)
     deaf = _cut_off(voter, heartbeats=True)
-    table.ready_all([host, second])
-    host.start()
-    table.collect()
-    table.deliver_all()
-    start = host.sync.logs[host.me][-1]
+    start = _host_starts_round_two(table)
     voter.sync.author(Kind.DEPART, 1, [host.me, voter.sync.delivered(host.me)])
     assert voter.sync.delivered(host.me) < start.seq
     _restore(voter, deaf)
@@ -274,15 +238,11 @@ def test_a_vote_that_held_the_start_does_not_keep_its_author_from_confirming_it(
     # the START in hand: its vote names the START's seq, so it cannot void it, and its
     # heartbeats count as acknowledging it. With two gone, the two left who could still be
     # stayers are no quorum of five: the START is confirmed.
-    table = _five_after_round_one()
-    host, second, voter, *gone = table.players
+    table = _after_round_one(5)
+    host, _, voter, *gone = table.players
     for replica in gone:
         _cut_off(replica, heartbeats=False)
-    table.ready_all([host, second])
-    host.start()
-    table.collect()
-    table.deliver_all()
-    start = host.sync.logs[host.me][-1]
+    start = _host_starts_round_two(table)
     assert voter.sync.delivered(host.me) == start.seq
     voter.sync.author(Kind.DEPART, 1, [host.me, start.seq])
     table.collect()
@@ -298,16 +258,13 @@ def test_an_unseen_vote_counts_against_an_acknowledgment_though_a_ready_came_aft
     # among its ops up to its acknowledgment, behind that READY: it does not count as
     # acknowledging. With the second player not heard holding the START either and two
     # gone, four of five might still void it: no confirmation.
-    table = _five_after_round_one()
+    table = _after_round_one(5)
     host, second, voter, *gone = table.players
     for replica in gone:
         _cut_off(replica, heartbeats=False)
-    table.ready_all([host, second])
     deaf = _cut_off(voter, heartbeats=True)
     _cut_off(second, heartbeats=True)
-    host.start()
-    table.collect()
-    table.deliver_all()
+    _host_starts_round_two(table)
     voter.sync.author(Kind.DEPART, 1, [host.me, voter.sync.delivered(host.me)])
     voter.ready()
     _restore(voter, deaf)

@@ -14,6 +14,7 @@ MAX_PENDING: Final = 4096
 MAX_PUSH: Final = 32  # ops pushed to one peer per heartbeat it sends
 MAX_REPLY: Final = 64  # ops sent in answer to one request
 MAX_AWAITING: Final = 256  # ops parked until their author's key arrives, all authors together
+MAX_AWAITING_PER_AUTHOR: Final = 64  # of those, from any one author (PROTOCOL.md 4)
 MAX_REQUESTED: Final = 4096  # authors with a request in flight (pruned when it grows past)
 MAX_ASKING: Final = 64  # peers whose answers (and heartbeat vectors) we keep track of
 RELAY_EVERY: Final = 4  # heartbeat intervals between relays of others' heartbeats

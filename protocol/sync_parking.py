@@ -16,7 +16,7 @@ from . import sync_delivery, sync_evidence, sync_requests
 from .errors import DropReason, RemoteProtocolError
 from .messages import Batch, Kinds, Op, decode_op
 from .signing import key_id, op_hash, verify
-from .sync_limits import MAX_AWAITING, MAX_PENDING, MAX_PENDING_PER_AUTHOR
+from .sync_limits import MAX_AWAITING, MAX_AWAITING_PER_AUTHOR, MAX_PENDING, MAX_PENDING_PER_AUTHOR
 
 if TYPE_CHECKING:
     from .sync import SyncPeer
@@ -83,7 +83,7 @@ def receive_op(sync: SyncPeer, op: Op, source: Hashable, now: float) -> None:
         # Nothing about such an op is verified yet: anyone can make up author ids, so the
         # parking space is bounded for all of them together, not only per author.
         parked = sync.awaiting_key.get(author, [])
-        if len(parked) >= 64:
+        if len(parked) >= MAX_AWAITING_PER_AUTHOR:
             raise RemoteProtocolError(
                 DropReason.UNKNOWN_AUTHOR, "too many ops from an author we have no key for"
             )

@@ -273,8 +273,8 @@ class History:
         return op_body(**fields)  # type: ignore[arg-type]
 
 
-def play_history() -> History:
-    """The table history every vector is made against (see the module docstring)."""
+def history_to_start() -> History:
+    """The table history up to the host's START of round 1 (its last op)."""
     h = History()
     h.author(
         "host", Kind.OPEN, 0, [KEYS["host"].public_key, "host", TABLE_RULES, 4, True, NONCE, False]
@@ -292,6 +292,12 @@ def play_history() -> History:
     other_rules = [start[0], start[1], [["seats", 2], ["target", 50]]]
     h.snapshots["start_other_rules"] = h.body("host", Kind.START, 1, other_rules)
     h.author("host", Kind.START, 1, start)
+    return h
+
+
+def play_history() -> History:
+    """The table history every vector is made against (see the module docstring)."""
+    h = history_to_start()
     h.author("alice", Kind.MOVE, 1, "turn +5H+7C+9D")
     h.author("host", Kind.MOVE, 1, "AH n-f +QS")
     h.author("alice", Kind.MOVE, 1, "9D d-w1")

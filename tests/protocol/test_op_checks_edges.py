@@ -12,7 +12,9 @@ from protocol.messages import NO_PREV, Kind, op_body
 from protocol.sync import OpDelivered, OpRejected, SyncPeer
 from protocol.sync_limits import MAX_LAMPORT_STEP
 from tests.protocol.test_hostile import HISTORY, IDS, next_op, observer, op_of
-from tools.gen_vectors import KEYS, TABLE
+from tools.gen_vectors import KEYS, TABLE, history_to_start
+
+_FEWER = ("rejected", "its deps name fewer ops of an author than its author's previous op did")
 
 
 def _verdicts(peer: SyncPeer) -> list[tuple[str, str]]:
@@ -83,8 +85,28 @@ def test_deps_may_not_go_down_from_a_round_op_to_the_next_across_a_lobby_op() ->
         )
 
     peer.receive(move(host - 1), "alice", 1.1)
-    assert _verdicts(peer) == [
-        ("rejected", "its deps name fewer ops of an author than its author's previous op did")
-    ]
+    assert _verdicts(peer) == [_FEWER]
     peer.receive(move(host), "alice", 1.2)
     assert _verdicts(peer) == [("delivered", "MOVE")]
+
+
+@pytest.mark.parametrize(("fewer", "verdict"), [(0, ("delivered", "MOVE")), (1, _FEWER)])
+def test_a_starters_first_round_op_may_not_name_fewer_than_its_start(
+    fewer: int, verdict: tuple[str, str]
+) -> None:
+    # The host's START of round 1 names the participants' ops it had seen; its next op (a
+    # MOVE here) is judged against the START's deps, named by the START's own participants
+    # (the round's log does not exist yet when the START itself is judged). (Found by
+    # `tools.mutate`, seed 801: the START's participants read from the wrong field.)
+    history = history_to_start()
+    name, start = history.ops[-1]
+    assert (name, start.kind) == ("host", Kind.START)
+    peer = observer(history)
+    _, alice_seen = start.round_deps
+    assert alice_seen > 0
+    move = seal(
+        KEYS["host"],
+        history.body("host", Kind.MOVE, 1, "stuck", deps=[start.seq, alice_seen - fewer]),
+    )
+    peer.receive(move, "host", 1.0)
+    assert _verdicts(peer) == [verdict]

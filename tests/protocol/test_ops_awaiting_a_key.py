@@ -5,7 +5,8 @@ like any other (PROTOCOL.md 17; DESIGN.md's receive gate). (Found by `tools.muta
 
 from __future__ import annotations
 
-from protocol.envelope import seal
+from protocol.codec import pack
+from protocol.envelope import PROTOCOL_VERSION, seal
 from protocol.errors import DropReason
 from protocol.messages import PLAYER, Kind, op_body
 from tests.protocol.test_hostile import HISTORY, IDS, observer
@@ -28,3 +29,16 @@ def test_a_forged_op_that_waited_for_its_authors_key_is_counted_once_the_key_arr
     assert mallory not in peer.awaiting_key
     assert peer.counters[DropReason.BAD_SIGNATURE] == 1
     assert peer.delivered(mallory) == 0
+
+
+def test_an_unknown_author_may_park_exactly_its_bound_of_ops() -> None:
+    # Anyone can make up author ids, so each one's parking space is bounded on its own
+    # (PROTOCOL.md 4: 64), below the bound for all of them together. (Found by
+    # `tools.mutate`, seed 801: one op fewer went unnoticed.)
+    peer = observer()
+    stranger = b"\x5a" * 8
+    for seq in range(2, 64 + 3):  # 65 ops
+        body = op_body(Kind.MOVE, TABLE, stranger, seq, b"\x01" * 16, 50 + seq, 1, [1, 1], "stuck")
+        peer.receive(pack([PROTOCOL_VERSION, pack(body), bytes(64)]), "stranger", 1.0)
+    assert len(peer.awaiting_key[stranger]) == 64
+    assert peer.counters[DropReason.UNKNOWN_AUTHOR] == 1

@@ -376,3 +376,22 @@ def test_a_batch_holds_ops_while_their_bodies_and_72_bytes_each_fit_in_1000_byte
         first = source.sync.delivered(source.me) + 2  # after the probe
         _ops_of_body_length(source, cost - 72, 2 * per_batch)
         assert _batch_sizes(source, asker, first, 2 * per_batch) == [per_batch, per_batch]
+
+
+def test_a_players_own_heartbeat_raises_its_own_horizon_at_once() -> None:
+    # A player who makes no move still promises, by its heartbeat, that its next op is
+    # stamped later: the other player's move becomes stable in its own view at its own
+    # next heartbeat, not only when that heartbeat comes back relayed. (Found by
+    # `tools.mutate`, seed 801.)
+    table = _table()
+    idle, mover = table.players
+    (move,) = _turn(mover, 1)
+    idle.receive(move, 1, table.now)
+    idle.receive(_heartbeat(mover, table.now + 0.5), 1, table.now + 0.5)
+    idle.outgoing()
+    rnd = idle.current_round
+    assert rnd is not None
+    assert rnd.log.stable_count() == len(rnd.log.ops) - 1  # its own last op is older
+    idle.tick(table.now + 1.0)
+    idle.outgoing()  # its heartbeat goes nowhere: no relay brings it back
+    assert rnd.log.stable_count() == len(rnd.log.ops)

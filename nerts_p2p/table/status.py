@@ -44,7 +44,7 @@ def lobby_round(replica: TableReplica) -> int:
     upcoming = replica.upcoming_round()
     if upcoming is not None:
         return upcoming
-    return max(replica.rounds) + 1 if replica.rounds else 1
+    return max(replica.rounds) + 1  # no upcoming round: one is being played (or the match won)
 
 
 def everyone_ready_to_start(replica: TableReplica) -> bool:

@@ -113,3 +113,16 @@ def test_a_seat_that_catches_up_and_lags_again_is_flagged_again() -> None:
     assert look(2.25, 9, 9) == []  # caught up
     assert look(2.5, 9, 14) == []
     assert look(3.75, 9, 14) == [lagger]  # lagging again: flagged again
+
+
+def test_at_a_two_seat_table_the_one_other_seat_is_asked_to_acknowledge_too() -> None:
+    # Two participants are enough to compare what each acknowledges with what the other
+    # does: a blind seat at a table of two is flagged like at a bigger one. (Found by
+    # `tools.mutate`, seed 801: only tables of three or more asked anything.)
+    mesh = PeerMesh(players=2, rules=Rules(seats=2), seed=23)
+    make_blind(mesh, 1, staleness=10 * ACK_BOUND)
+    mesh.run(until=900, rounds=1)
+    seat = mesh.replicas[0].rounds[1].seat_of[mesh.replicas[1].me]
+    lagging = [e for e in mesh.events[0] if isinstance(e, SeatLagging)]
+    assert lagging
+    assert {e.seat for e in lagging} == {seat}

@@ -59,6 +59,20 @@ def test_a_peer_restored_from_its_store_refuses_to_author_until_caught_up() -> N
     assert bob.outgoing() == []
 
 
+def test_a_stored_record_that_is_no_op_of_this_table_is_counted_and_the_rest_load() -> None:
+    # A store holds what its own node wrote, but a file can be damaged or copied from
+    # another table's: such a record is counted under its reason, like any datagram, and
+    # loading goes on. (Found by `tools.mutate`, seed 801.)
+    bob = SyncPeer(KEYS["bob"], TABLE)
+    other_table = seal(KEYS["bob"], HISTORY.body("bob", Kind.LEAVE, 0, None, table=bytes(8)))
+    forged = seal(KEYS["mallory"], HISTORY.body("bob", Kind.LEAVE, 0, None))
+    bob.load([b"\x00not msgpack", other_table, forged, *HISTORY.datagrams()])
+    assert bob.counters.total == 3
+    assert bob.counters[DropReason.WRONG_TABLE] == 1
+    assert bob.counters[DropReason.BAD_SIGNATURE] == 1
+    assert bob.delivered(IDS["host"]) == sum(name == "host" for name, _ in HISTORY.ops)
+
+
 # --- a key the table turned away stays a stranger ------------------------------------------
 
 

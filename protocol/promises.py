@@ -60,16 +60,15 @@ class PromiseBook:
     open: dict[bytes, dict[int, Heartbeat]] = field(default_factory=dict)
     _relayed: dict[bytes, int] = field(default_factory=dict)  # author -> lamport relayed
 
-    def note(self, hb: Heartbeat, delivered: int) -> bool:
+    def note(self, hb: Heartbeat, delivered: int) -> None:
         """Keep a verified heartbeat of another peer. `delivered`: how many of its author's
-        ops are delivered here. False if nothing new was learnt (an old or repeated one)."""
+        ops are delivered here."""
         author = hb.sender
-        newer = author not in self.latest or hb.lamport > self.latest[author].lamport
-        if newer:
+        if author not in self.latest or hb.lamport > self.latest[author].lamport:
             self.latest[author] = hb
         own = dict(hb.vector).get(author, 0)
         if own < delivered:
-            return newer  # its promised op is already here: checked by the caller at once
+            return  # its promised op is already here: checked by the caller at once
         pending = self.open.setdefault(author, {})
         kept = pending.get(own)
         if kept is None or hb.lamport > kept.lamport:
@@ -82,8 +81,6 @@ class PromiseBook:
             for stale in sorted(pending)[:-MAX_OPEN_PER_AUTHOR]:
                 if pending[stale] is not latest:
                     del pending[stale]
-            return True
-        return newer
 
     def due(self, op: Op) -> Heartbeat | None:
         """The kept heartbeat that made a promise about `op` (now delivered), if any; older

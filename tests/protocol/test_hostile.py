@@ -207,6 +207,23 @@ def test_equivocation_expels_the_author_everywhere() -> None:
     assert len(delivered(first.events())) == 1
 
 
+def test_a_forged_second_version_of_an_op_expels_nobody() -> None:
+    # Only the author can equivocate: another body for a held (author, seq), signed by
+    # somebody else, is a forgery, counted as one, and the author plays on. (Found by
+    # `tools.mutate`, seed 802: unverified, it got an honest host expelled everywhere.)
+    peer = observer()
+    one = next_op("host", payload="stuck")
+    peer.receive(one, "host", 1.0)
+    forged = raw_envelope(pack(HISTORY.body("host", Kind.MOVE, 1, "recycle")), KEYS["mallory"])
+    peer.receive(forged, "mallory", 1.0)
+    assert [e for e in peer.events() if isinstance(e, AuthorExpelled)] == []
+    assert peer.counters[DropReason.BAD_SIGNATURE] == 1
+    assert peer.counters[DropReason.EQUIVOCATION] == 0
+    assert IDS["host"] not in peer.expelled
+    peer.receive(next_op("alice"), "alice", 2.0)
+    assert len(delivered(peer.events())) == 1
+
+
 def test_equivocation_is_caught_while_the_first_version_still_waits() -> None:
     peer = observer()
     seq = HISTORY.peers["host"].delivered(IDS["host"]) + 2  # one past the next: it must wait

@@ -395,3 +395,24 @@ def test_a_players_own_heartbeat_raises_its_own_horizon_at_once() -> None:
     idle.tick(table.now + 1.0)
     idle.outgoing()  # its heartbeat goes nowhere: no relay brings it back
     assert rnd.log.stable_count() == len(rnd.log.ops)
+
+
+def test_a_heartbeat_waiting_for_its_ops_is_replaced_only_by_a_newer_one() -> None:
+    # Two heartbeats of the first player overtake its two moves, the newer one first. The
+    # older one, arriving second, must not replace the newer while both wait: once the
+    # moves are in, the horizon is the newer promise's, not the older's. (Found by
+    # `tools.mutate`, seed 803.)
+    table = _table()
+    first, second = table.players
+    (one,) = _turn(first, 1)
+    older = _heartbeat(first, table.now + 0.5)
+    (two,) = _turn(first, 1)
+    newer = _heartbeat(first, table.now + 1.0)
+    for datagram in (newer, older, one, two):
+        second.receive(datagram, 0, table.now + 1.0)
+    second.outgoing()
+    rnd = second.current_round
+    assert rnd is not None
+    promised = decode(newer, table=second.sync.table)
+    assert isinstance(promised, Heartbeat)
+    assert rnd.log.horizon[first.me] == promised.lamport

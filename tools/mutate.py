@@ -59,6 +59,8 @@ REPLICA_TESTS: tuple[str, ...] = (
     "tests/replication/test_partner_seed.py",
     "tests/replication/test_pinned_behaviours.py",
     "tests/replication/test_replica_rules.py",
+    "tests/replication/test_replica_door.py",
+    "tests/replication/test_spent_time_reports.py",
     "tests/replication/test_presence_across_rounds.py",
     "tests/replication/test_round_end.py",
     "tests/replication/test_races.py",

@@ -7,11 +7,16 @@ from __future__ import annotations
 
 import pytest
 
+from nerts_p2p.game.rules import Rules
+from nerts_p2p.table.events import ProtocolViolation
+from nerts_p2p.table.replica import TableReplica
 from protocol.envelope import seal
 from protocol.errors import DropReason
-from protocol.messages import Kind
+from protocol.messages import Kind, op_body
 from protocol.sync_events import AuthorExpelled, OpRejected
+from tests.protocol.test_anti_entropy_rules import _turn
 from tests.protocol.test_hostile import HISTORY, IDS, next_op, observer, op_of
+from tests.replication.table_helpers import ManualTable, seed_showing
 from tools.gen_vectors import KEYS
 
 
@@ -66,3 +71,54 @@ def test_an_op_may_name_fewer_ops_of_an_author_expelled_from_there_than_its_prev
     else:
         assert refused == [DropReason.BACKDATED]
         assert peer.delivered(alice) == mine + 1
+
+
+def test_an_excused_drop_takes_no_other_author_with_it() -> None:
+    # Three players; the cheat (seat 2) equivocates at seq k after the mover had seen its
+    # first version. The mover's next op names one cheat op less (excused: it is past the
+    # expulsion) and exactly as many of the third player's as before: as many is not
+    # fewer, so the op stands. (Found by `tools.mutate`, seed 803.)
+    rules = Rules(seats=3)
+    table = ManualTable(rules, [seed_showing(rules, [], label=f"excused/{i}") for i in range(3)])
+    table.start_round()
+    table.settle(0.5)
+    mover, judge, cheat = table.players
+    base = cheat.sync.clock.value + 1
+    last = cheat.sync.logs[cheat.me][-1]
+    first, other = (_cheats_move(cheat, last.hash, lamport) for lamport in (base, base + 7))
+    for replica in (mover, judge):
+        replica.receive(first, "cheat", table.now)
+    (seen,) = _turn(mover, 1)
+    judge.receive(seen, "mover", table.now)
+    for replica in (mover, judge):
+        replica.receive(other, "prover", table.now)
+        assert cheat.me in replica.sync.expelled
+    previous = mover.sync.logs[mover.me][-1]
+    rnd = judge.current_round
+    assert rnd is not None
+    index = rnd.log.index
+    deps = list(previous.round_deps)
+    deps[index[mover.me]] = previous.seq
+    deps[index[cheat.me]] -= 1  # past the expulsion: excused
+    # the judge's own entry stays as it was: it made no op meanwhile
+    body = op_body(
+        Kind.MOVE, mover.sync.table, mover.me, previous.seq + 1, previous.hash,
+        previous.lamport + 1, rnd.number, deps, "turn",
+    )  # fmt: skip
+    judge.events()
+    judge.receive(seal(mover.sync.key, body), "mover", table.now)
+    assert [e for e in judge.events() if isinstance(e, ProtocolViolation)] == []
+    assert judge.sync.delivered(mover.me) == previous.seq + 1
+
+
+def _cheats_move(cheat: TableReplica, prev: bytes, lamport: int) -> bytes:
+    """A MOVE of the cheat after its last op (two of them, stamped apart, equivocate)."""
+    sync = cheat.sync
+    rnd = cheat.current_round
+    assert rnd is not None
+    deps = sync.deps_for(Kind.MOVE, rnd.number, "turn")
+    body = op_body(
+        Kind.MOVE, sync.table, sync.me, len(sync.logs[sync.me]) + 1, prev, lamport,
+        rnd.number, deps, "turn",
+    )  # fmt: skip
+    return seal(sync.key, body)

@@ -125,3 +125,20 @@ def test_an_expelled_authors_ops_past_the_proof_are_not_pushed_at_peers_forever(
                 assert not isinstance(message, Batch | Request), message
     assert holder.sync.delivered(cheat.me) == prover.sync.delivered(cheat.me) + 1
     assert state_hash(holder.current_round.state) == state_hash(prover.current_round.state)  # type: ignore[union-attr]
+
+
+def test_a_promise_one_short_of_the_ceiling_is_the_last() -> None:
+    """Our own heartbeat at MAX_LAMPORT - 1 comes back: nothing can be stamped at the
+    ceiling, so no heartbeat promises anything more, and a move says why it cannot be
+    made. (Found by `tools.mutate`, seed 803: a heartbeat went out at the ceiling.)"""
+    table = _table()
+    player = table.players[1]
+    sync = player.sync
+    last = seal(sync.key, heartbeat_body(sync.table, sync.me, MAX_LAMPORT - 1, sync.vector(), b""))
+    player.receive(last, "relay", table.now)
+    player.outgoing()
+    player.tick(table.now + 1.0)
+    assert player.outgoing() == []
+    refused = _a_move(player)
+    assert isinstance(refused, Rejection)
+    assert "Lamport time" in refused.message

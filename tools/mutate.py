@@ -71,6 +71,11 @@ REPLICA_TESTS: tuple[str, ...] = (
     "tests/replication/test_lobby_state_hash.py",
     "tests/replication/test_lamport_ceiling.py",
     "tests/protocol/test_admission.py",
+    # Seed 801's survivors: restarts around a round's start, a nonce never revealed by a
+    # player voted out, a start announced stable on its own.
+    "tests/replication/test_restart_secrets_and_moves.py",
+    "tests/replication/test_departed_before_nonce.py",
+    "tests/replication/test_start_announced_stable.py",
     # The slow ones (whole simulated matches on lossy meshes) last: with -x, a mutant an
     # earlier test kills never waits for them.
     "tests/replication/test_one_way_link.py",

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import pytest
 
-from nerts_p2p.game.rules import Rules
 from nerts_p2p.table.events import ProtocolViolation
 from nerts_p2p.table.replica import TableReplica
 from protocol.envelope import seal
@@ -16,7 +15,7 @@ from protocol.messages import Kind, op_body
 from protocol.sync_events import AuthorExpelled, OpRejected
 from tests.protocol.test_anti_entropy_rules import _turn
 from tests.protocol.test_hostile import HISTORY, IDS, next_op, observer, op_of
-from tests.replication.table_helpers import ManualTable, seed_showing
+from tests.replication.table_helpers import three_at_play
 from tools.gen_vectors import KEYS
 
 
@@ -78,10 +77,7 @@ def test_an_excused_drop_takes_no_other_author_with_it() -> None:
     # first version. The mover's next op names one cheat op less (excused: it is past the
     # expulsion) and exactly as many of the third player's as before: as many is not
     # fewer, so the op stands. (Found by `tools.mutate`, seed 803.)
-    rules = Rules(seats=3)
-    table = ManualTable(rules, [seed_showing(rules, [], label=f"excused/{i}") for i in range(3)])
-    table.start_round()
-    table.settle(0.5)
+    table = three_at_play("excused")
     mover, judge, cheat = table.players
     base = cheat.sync.clock.value + 1
     last = cheat.sync.logs[cheat.me][-1]

@@ -208,7 +208,17 @@ __all__ = [
     "fixed_randomness",
     "seed_showing",
     "seeds_in_turn",
+    "three_at_play",
 ]
+
+
+def three_at_play(label: str) -> ManualTable:
+    """Three seats, a round started and every mix nonce in: moves count."""
+    rules = Rules(seats=3)
+    table = ManualTable(rules, [seed_showing(rules, [], label=f"{label}/{i}") for i in range(3)])
+    table.start_round()
+    table.settle(0.5)
+    return table
 
 
 def one_card_nerts_table(label: str) -> ManualTable:

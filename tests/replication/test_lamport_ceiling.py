@@ -22,7 +22,7 @@ from protocol.messages import (
     op_body,
 )
 from protocol.sync import MAX_LAMPORT_STEP
-from tests.replication.table_helpers import ManualTable, seed_showing
+from tests.replication.table_helpers import ManualTable, seed_showing, three_at_play
 
 
 def _table() -> ManualTable:
@@ -93,10 +93,7 @@ def test_an_expelled_authors_ops_past_the_proof_are_not_pushed_at_peers_forever(
     """Issue 9 (`fuzz mutate` with order attacks): peer 0 delivered the cheat's op n and
     n+1 before the proof that it equivocated at n; peer 1 had the proof first and never takes
     n+1. Neither pushes nor asks for what counts nowhere, and their folds agree."""
-    rules = Rules(seats=3)
-    table = ManualTable(rules, [seed_showing(rules, [], label=f"expel{i}") for i in range(3)])
-    table.start_round()
-    table.settle(0.5)
+    table = three_at_play("expel")
     holder, prover, cheat = table.players
     base = cheat.sync.clock.value + 1
     last = cheat.sync.logs[cheat.sync.me][-1].hash

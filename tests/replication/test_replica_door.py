@@ -54,6 +54,16 @@ def _hellos(joiner: TableReplica) -> int:
     )
 
 
+def _knock_until_in(host: TableReplica, joiner: TableReplica, now: float) -> None:
+    """Both tick and talk, nothing lost, a knock's retry apart, until the joiner is in."""
+    for _ in range(5):
+        now += HELLO_RETRY + 0.01
+        joiner.tick(now)
+        host.tick(now)
+        _exchange(host, joiner, now, lose_hellos=False)
+    assert joiner.is_member
+
+
 def _at_the_door(host: TableReplica, joiner: TableReplica, source: Hashable = "host") -> None:
     joiner.request_table(host.me, source, 0.0)
     _exchange(host, joiner, 0.0, lose_hellos=False)
@@ -71,13 +81,7 @@ def test_a_joiner_whose_hello_was_lost_knocks_again_by_itself_and_gets_in() -> N
     assert _hellos(joiner) == 0, "too soon to knock again"
     joiner.tick(HELLO_RETRY + 0.01)
     assert _hellos(joiner) == 1
-    now = HELLO_RETRY + 0.02
-    for _ in range(5):
-        now += HELLO_RETRY + 0.01
-        joiner.tick(now)
-        host.tick(now)
-        _exchange(host, joiner, now, lose_hellos=False)
-    assert joiner.is_member
+    _knock_until_in(host, joiner, HELLO_RETRY + 0.02)
 
 
 def test_a_joiner_shows_no_refusal_while_it_may_still_get_in() -> None:
@@ -87,13 +91,7 @@ def test_a_joiner_shows_no_refusal_while_it_may_still_get_in() -> None:
     assert joiner.admission_refused is None
     joiner.join()
     assert joiner.admission_refused is None, "knocking is not being refused"
-    now = 0.0
-    for _ in range(5):
-        now += HELLO_RETRY + 0.01
-        joiner.tick(now)
-        host.tick(now)
-        _exchange(host, joiner, now, lose_hellos=False)
-    assert joiner.is_member
+    _knock_until_in(host, joiner, 0.0)
     assert joiner.admission_refused is None
 
 

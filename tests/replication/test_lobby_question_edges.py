@@ -5,12 +5,15 @@ end of a match (a round that ends without a winner is not a won match).
 
 from __future__ import annotations
 
+import pytest
+
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.table.status import (
     everyone_ready_to_start,
     match_won,
     may_start_full_table,
     others_ready,
+    round_began_full,
 )
 
 from .table_helpers import ManualTable, call_nerts, fixed_randomness, seed_showing
@@ -89,3 +92,16 @@ def test_a_round_that_brings_a_seat_to_the_target_wins_the_match() -> None:
     table = _one_card_round(target=1)
     for replica in table.players:
         assert match_won(replica), "the caller's ace reaches a target of 1"
+
+
+@pytest.mark.parametrize(("seats", "players", "full"), [(2, 2, True), (3, 2, False)])
+def test_a_round_began_full_when_its_players_took_every_seat(
+    seats: int, players: int, full: bool
+) -> None:
+    # A player left out of a full round is turned away ("table full"); with a seat free it
+    # sits the round out and plays the next. (Found by `tools.mutate`, seed 804.)
+    table = _table(Rules(seats=seats), players)
+    host = table.players[0]
+    assert not round_began_full(host, 1), "no round yet"
+    table.start_round()
+    assert round_began_full(host, 1) is full

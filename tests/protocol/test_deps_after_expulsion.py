@@ -8,14 +8,13 @@ from __future__ import annotations
 import pytest
 
 from nerts_p2p.table.events import ProtocolViolation
-from nerts_p2p.table.replica import TableReplica
 from protocol.envelope import seal
 from protocol.errors import DropReason
 from protocol.messages import Kind, op_body
 from protocol.sync_events import AuthorExpelled, OpRejected
 from tests.protocol.test_anti_entropy_rules import _turn
 from tests.protocol.test_hostile import HISTORY, IDS, next_op, observer, op_of
-from tests.replication.table_helpers import three_at_play
+from tests.replication.table_helpers import signed_move, three_at_play
 from tools.gen_vectors import KEYS
 
 
@@ -81,7 +80,7 @@ def test_an_excused_drop_takes_no_other_author_with_it() -> None:
     mover, judge, cheat = table.players
     base = cheat.sync.clock.value + 1
     last = cheat.sync.logs[cheat.me][-1]
-    first, other = (_cheats_move(cheat, last.hash, lamport) for lamport in (base, base + 7))
+    first, other = (signed_move(cheat, 0, last.hash, lamport) for lamport in (base, base + 7))
     for replica in (mover, judge):
         replica.receive(first, "cheat", table.now)
     (seen,) = _turn(mover, 1)
@@ -105,16 +104,3 @@ def test_an_excused_drop_takes_no_other_author_with_it() -> None:
     judge.receive(seal(mover.sync.key, body), "mover", table.now)
     assert [e for e in judge.events() if isinstance(e, ProtocolViolation)] == []
     assert judge.sync.delivered(mover.me) == previous.seq + 1
-
-
-def _cheats_move(cheat: TableReplica, prev: bytes, lamport: int) -> bytes:
-    """A MOVE of the cheat after its last op (two of them, stamped apart, equivocate)."""
-    sync = cheat.sync
-    rnd = cheat.current_round
-    assert rnd is not None
-    deps = sync.deps_for(Kind.MOVE, rnd.number, "turn")
-    body = op_body(
-        Kind.MOVE, sync.table, sync.me, len(sync.logs[sync.me]) + 1, prev, lamport,
-        rnd.number, deps, "turn",
-    )  # fmt: skip
-    return seal(sync.key, body)

@@ -17,7 +17,8 @@ from nerts_p2p.game.moves import FROM_NERTS, NEW_FOUNDATION, Move
 from nerts_p2p.game.position import state_hash
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.table.replica import GameEvent, TableReplica
-from protocol.messages import PLAYER
+from protocol.envelope import seal
+from protocol.messages import PLAYER, Kind, heartbeat_body, op_body
 from protocol.signing import SigningKeyPair
 from protocol.sync import BROADCAST
 
@@ -219,6 +220,30 @@ def three_at_play(label: str) -> ManualTable:
     table.start_round()
     table.settle(0.5)
     return table
+
+
+def signed_move(player: TableReplica, seq_offset: int, prev: bytes, lamport: int) -> bytes:
+    """A "turn" MOVE of `player`, signed by hand `seq_offset` ops past its next one, on top
+    of `prev`, stamped `lamport` (two with one seq and prev, stamped apart, equivocate)."""
+    sync = player.sync
+    rnd = player.current_round
+    assert rnd is not None
+    deps = sync.deps_for(Kind.MOVE, rnd.number, "turn")
+    me = sync.logs[sync.me]
+    deps[rnd.log.index[sync.me]] = len(me) + seq_offset
+    body = op_body(
+        Kind.MOVE, sync.table, sync.me, len(me) + 1 + seq_offset, prev, lamport, rnd.number,
+        deps, "turn",
+    )  # fmt: skip
+    return seal(sync.key, body)
+
+
+def own_promise_returns(player: TableReplica, lamport: int, now: float) -> None:
+    """A heartbeat of `player` stamped `lamport` comes back to it (relayed): a promise it
+    made, which nothing it stamps later may break."""
+    sync = player.sync
+    promise = heartbeat_body(sync.table, sync.me, lamport, sync.vector(), b"")
+    player.receive(seal(sync.key, promise), "relay", now)
 
 
 def one_card_nerts_table(label: str) -> ManualTable:

@@ -10,19 +10,21 @@ from nerts_p2p.game.position import state_hash
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.table.replica import TableReplica
 from protocol.clocks import LamportClock
-from protocol.envelope import seal
 from protocol.messages import (
     MAX_LAMPORT,
     Batch,
-    Kind,
     Op,
     Request,
     decode,
-    heartbeat_body,
-    op_body,
 )
 from protocol.sync import MAX_LAMPORT_STEP
-from tests.replication.table_helpers import ManualTable, seed_showing, three_at_play
+from tests.replication.table_helpers import (
+    ManualTable,
+    own_promise_returns,
+    seed_showing,
+    signed_move,
+    three_at_play,
+)
 
 
 def _table() -> ManualTable:
@@ -62,9 +64,7 @@ def test_a_spent_lamport_time_refuses_the_move_and_raises_nothing() -> None:
     table = _table()
     player = table.players[1]
     sync = player.sync
-    vector = sync.vector()
-    spent = seal(sync.key, heartbeat_body(sync.table, sync.me, MAX_LAMPORT, vector, b""))
-    player.receive(spent, "relay", table.now)
+    own_promise_returns(player, MAX_LAMPORT, table.now)
     held = sync.delivered(sync.me)
     result = _a_move(player)
     assert isinstance(result, Rejection)
@@ -75,20 +75,6 @@ def test_a_spent_lamport_time_refuses_the_move_and_raises_nothing() -> None:
     assert player.outgoing() == []
 
 
-def _signed_move(player: TableReplica, seq_offset: int, prev: bytes, lamport: int) -> bytes:
-    sync = player.sync
-    rnd = player.current_round
-    assert rnd is not None
-    deps = sync.deps_for(Kind.MOVE, rnd.number, "turn")
-    me = sync.logs[sync.me]
-    deps[rnd.log.index[sync.me]] = len(me) + seq_offset
-    body = op_body(
-        Kind.MOVE, sync.table, sync.me, len(me) + 1 + seq_offset, prev, lamport, rnd.number,
-        deps, "turn",
-    )  # fmt: skip
-    return seal(sync.key, body)
-
-
 def test_an_expelled_authors_ops_past_the_proof_are_not_pushed_at_peers_forever() -> None:
     """Issue 9 (`fuzz mutate` with order attacks): peer 0 delivered the cheat's op n and
     n+1 before the proof that it equivocated at n; peer 1 had the proof first and never takes
@@ -97,10 +83,10 @@ def test_an_expelled_authors_ops_past_the_proof_are_not_pushed_at_peers_forever(
     holder, prover, cheat = table.players
     base = cheat.sync.clock.value + 1
     last = cheat.sync.logs[cheat.sync.me][-1].hash
-    first = _signed_move(cheat, 0, last, base)
-    other = _signed_move(cheat, 0, last, base + 7)
+    first = signed_move(cheat, 0, last, base)
+    other = signed_move(cheat, 0, last, base + 7)
     first_hash = decode(first, table=cheat.sync.table).hash  # type: ignore[union-attr]
-    after = _signed_move(cheat, 1, first_hash, base + 9)
+    after = signed_move(cheat, 1, first_hash, base + 9)
     for datagram in (first, after):
         holder.receive(datagram, "cheat", table.now)
     for datagram in (other, first):
@@ -130,9 +116,7 @@ def test_a_promise_one_short_of_the_ceiling_is_the_last() -> None:
     made. (Found by `tools.mutate`, seed 803: a heartbeat went out at the ceiling.)"""
     table = _table()
     player = table.players[1]
-    sync = player.sync
-    last = seal(sync.key, heartbeat_body(sync.table, sync.me, MAX_LAMPORT - 1, sync.vector(), b""))
-    player.receive(last, "relay", table.now)
+    own_promise_returns(player, MAX_LAMPORT - 1, table.now)
     player.outgoing()
     player.tick(table.now + 1.0)
     assert player.outgoing() == []

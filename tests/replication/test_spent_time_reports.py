@@ -9,21 +9,14 @@ from __future__ import annotations
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.table.events import ProtocolViolation
 from nerts_p2p.table.presence import SILENCE_BOUND
-from nerts_p2p.table.replica import TableReplica
-from protocol.envelope import seal
-from protocol.messages import MAX_LAMPORT, Kind, heartbeat_body
+from protocol.messages import MAX_LAMPORT, Kind
 from tests.replication.table_helpers import (
     ManualTable,
     call_nerts,
     one_card_nerts_table,
+    own_promise_returns,
     seed_showing,
 )
-
-
-def _spend_time(player: TableReplica, now: float) -> None:
-    sync = player.sync
-    spent = seal(sync.key, heartbeat_body(sync.table, sync.me, MAX_LAMPORT, sync.vector(), b""))
-    player.receive(spent, "relay", now)
 
 
 def _refusals(table: ManualTable, index: int) -> list[str]:
@@ -36,7 +29,7 @@ def _refusals(table: ManualTable, index: int) -> list[str]:
 def test_a_reveal_refused_for_spent_time_is_reported_once() -> None:
     table = one_card_nerts_table("spent-reveal")
     other = table.players[1]
-    _spend_time(other, table.now)
+    own_promise_returns(other, MAX_LAMPORT, table.now)
     table.collect()
     call_nerts(table, settle=3.0)
     rnd = other.current_round
@@ -52,7 +45,7 @@ def test_a_departure_vote_refused_for_spent_time_is_reported() -> None:
     table = ManualTable(rules, [seed_showing(rules, [], label=f"spent-vote/{i}") for i in range(3)])
     table.start_round()
     table.settle(0.5)
-    _spend_time(table.players[1], table.now)
+    own_promise_returns(table.players[1], MAX_LAMPORT, table.now)
     table.collect()
     # Player 2 vanishes (lid closed): after the silence bound player 0 votes it out;
     # player 1 cannot sign its vote.

@@ -168,7 +168,10 @@ def test_a_start_that_a_vote_had_seen_stands_though_its_author_is_voted_out() ->
     assert not any(isinstance(e, RoundVoided) for events in table.events for e in events)
 
 
-def _cut_off(replica: TableReplica, *, heartbeats: bool) -> tuple[object, object]:
+Link = tuple[object, object]  # a replica's own tick and receive, put aside while cut off
+
+
+def _cut_off(replica: TableReplica, *, heartbeats: bool) -> Link:
     """The replica hears nothing (and, unless `heartbeats`, says nothing) until restored."""
     saved = (replica.tick, replica.receive)
     replica.receive = lambda datagram, source, now: None  # type: ignore[method-assign]
@@ -177,7 +180,7 @@ def _cut_off(replica: TableReplica, *, heartbeats: bool) -> tuple[object, object
     return saved
 
 
-def _restore(replica: TableReplica, saved: tuple[object, object]) -> None:
+def _restore(replica: TableReplica, saved: Link) -> None:
     replica.tick, replica.receive = saved  # type: ignore[assignment]
 
 
@@ -211,19 +214,31 @@ def test_a_start_waits_while_a_quorum_of_the_round_before_is_gone_without_ready(
     assert all(p.me in host.sync.epochs[2].nonces for p in (host, second))
 
 
+def _a_vote_unseen_of_the_start(*, second_hears_it: bool) -> tuple[ManualTable, Link]:
+    """Five players after round 1: the last two gone, the third cut off (deaf too; its
+    saved link is returned) and the second too unless `second_hears_it`, as the host starts
+    round 2. The third votes the host out of round 1 holding less than the START."""
+    table = _after_round_one(5)
+    host, second, voter, *gone = table.players
+    for replica in gone:
+        _cut_off(replica, heartbeats=False)
+    deaf = _cut_off(voter, heartbeats=True)
+    if not second_hears_it:
+        _cut_off(second, heartbeats=True)
+    start = _host_starts_round_two(table)
+    voter.sync.author(Kind.DEPART, 1, [host.me, voter.sync.delivered(host.me)])
+    assert voter.sync.delivered(host.me) < start.seq
+    return table, deaf
+
+
 def test_an_acknowledgment_after_an_unseen_vote_does_not_confirm_the_start() -> None:
     # The third player voted the host out of round 1 before the START reached it (its vote
     # holds less than the START), then heard the START: its heartbeats name the START now,
     # but its vote stands, so it may still be a stayer of an agreement that voids it. With
     # two more players gone, that leaves a quorum that might: no confirmation.
-    table = _after_round_one(5)
-    host, _, voter, *gone = table.players
-    for replica in gone:
-        _cut_off(replica, heartbeats=False)
-    deaf = _cut_off(voter, heartbeats=True)
-    start = _host_starts_round_two(table)
-    voter.sync.author(Kind.DEPART, 1, [host.me, voter.sync.delivered(host.me)])
-    assert voter.sync.delivered(host.me) < start.seq
+    table, deaf = _a_vote_unseen_of_the_start(second_hears_it=True)
+    host, _, voter, *_ = table.players
+    start = host.sync.epochs[2].start
     _restore(voter, deaf)
     table.collect()
     table.deliver_all()
@@ -258,14 +273,8 @@ def test_an_unseen_vote_counts_against_an_acknowledgment_though_a_ready_came_aft
     # among its ops up to its acknowledgment, behind that READY: it does not count as
     # acknowledging. With the second player not heard holding the START either and two
     # gone, four of five might still void it: no confirmation.
-    table = _after_round_one(5)
-    host, second, voter, *gone = table.players
-    for replica in gone:
-        _cut_off(replica, heartbeats=False)
-    deaf = _cut_off(voter, heartbeats=True)
-    _cut_off(second, heartbeats=True)
-    _host_starts_round_two(table)
-    voter.sync.author(Kind.DEPART, 1, [host.me, voter.sync.delivered(host.me)])
+    table, deaf = _a_vote_unseen_of_the_start(second_hears_it=False)
+    host, _, voter, *_ = table.players
     voter.ready()
     _restore(voter, deaf)
     table.collect()

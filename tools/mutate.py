@@ -79,6 +79,8 @@ REPLICA_TESTS: tuple[str, ...] = (
     # Seed 804's: our own move handed to the shell as it is signed, a departure reported by
     # the tick whose vote settles it.
     "tests/replication/test_shell_hears_at_once.py",
+    # Seed 901's: a departed player's last move that every voter held.
+    "tests/replication/test_departure_cut.py",
     # The slow ones (whole simulated matches on lossy meshes) last: with -x, a mutant an
     # earlier test kills never waits for them.
     "tests/replication/test_one_way_link.py",
@@ -209,6 +211,7 @@ TEST_SUBSETS: dict[str, tuple[str, ...]] = {
     ),
     "protocol/order.py": (
         "tests/protocol/test_round_order.py",
+        "tests/replication/test_departure_cut.py",
         "tests/replication/test_pinned_behaviours.py",
         "tests/replication/test_order.py",
         "tests/replication/test_hostile_table.py::test_a_host_who_sits_a_round_out_can_still_start_it",

@@ -209,6 +209,16 @@ def test_legal_moves_lists_every_move_apply_accepts_along_simulated_rounds(rules
         assert_complete(state)
 
 
+def test_a_seat_the_table_does_not_have_has_no_legal_moves() -> None:
+    # Asked for a seat past the last (a bot or a window with a stale seat number), the
+    # answer is "nothing", not a crash (found by `tools.mutate`, seed 901).
+    rules = Rules(seats=3)
+    state = omniscient_start(rules, [seat_seed(5, 1, s) for s in range(rules.seats)])
+    assert legal_moves(state, rules.seats - 1)
+    for seat_no in (rules.seats, rules.seats + 1, -1):
+        assert legal_moves(state, seat_no) == []
+
+
 # --- public_start: what a READY may show --------------------------------------------------
 
 

@@ -112,6 +112,17 @@ def test_playing_the_nerts_top_on_a_public_state_must_name_the_next_card() -> No
     assert rejected(state, "0 8H w0-w1 +9D").reason == R.BAD_REVEAL
 
 
+def test_a_card_named_as_turned_up_cannot_be_named_again_later() -> None:
+    # The card a move names as the one it turned up is seen from then on: naming it again
+    # for the next Nerts card is a second copy of it (found by `tools.mutate`, seed 901).
+    state = position(seat("?11:7C", work="8H,-,-,-"), seat())
+    played = after(state, "0 7C n-w0 +9D")
+    again = rejected(played, "0 9D n-w1 +9D")
+    assert again.reason == R.BAD_REVEAL
+    assert "already seen" in again.message
+    assert seat_text(after(played, "0 9D n-w1 +5S"), 0).startswith("?9:5S/")
+
+
 def test_completing_a_move_for_a_seat_the_table_does_not_have_says_so() -> None:
     state = position(seat(), seat())
     for text in ("2 turn", "2 7C n-w0"):

@@ -83,14 +83,14 @@ class PromiseBook:
                     del pending[stale]
 
     def due(self, op: Op) -> Heartbeat | None:
-        """The kept heartbeat that made a promise about `op` (now delivered), if any; older
-        promises of its author are settled and forgotten."""
+        """The kept heartbeat that made a promise about `op` (now delivered), if any. None
+        is kept about an earlier op of its author: a promise is kept only while its op is
+        not delivered (`note`), and an author's ops are delivered in seq order, each
+        passing here."""
         pending = self.open.get(op.author)
         if not pending:
             return None
         hb = pending.pop(op.seq - 1, None)
-        for settled in [own for own in pending if own < op.seq - 1]:
-            del pending[settled]
         if not pending:
             del self.open[op.author]
         return hb

@@ -79,8 +79,10 @@ REPLICA_TESTS: tuple[str, ...] = (
     # Seed 804's: our own move handed to the shell as it is signed, a departure reported by
     # the tick whose vote settles it.
     "tests/replication/test_shell_hears_at_once.py",
-    # Seed 901's: a departed player's last move that every voter held.
+    # Seed 901's: a departed player's last move that every voter held; the presence
+    # watch's edges.
     "tests/replication/test_departure_cut.py",
+    "tests/replication/test_presence_edges.py",
     # The slow ones (whole simulated matches on lossy meshes) last: with -x, a mutant an
     # earlier test kills never waits for them.
     "tests/replication/test_one_way_link.py",

@@ -1,0 +1,64 @@
+"""The presence watch at its edges (PROTOCOL.md 13.1): a participant silent for exactly the
+silence bound is silent; nobody ever judges (or votes against) itself; and a player left
+alone at its round, the other expelled, goes on playing. (Found by `tools.mutate`, seed 901,
+`nerts_p2p/table/presence.py`.)"""
+
+from __future__ import annotations
+
+from nerts_p2p.game.legal import legal_moves
+from nerts_p2p.game.rules import Rules
+from nerts_p2p.table.events import PeerExpelled, ProtocolViolation
+from nerts_p2p.table.presence import SILENCE_BOUND, Presence
+from protocol.messages import Kinds, Op, decode
+from tests.replication.table_helpers import (
+    ManualTable,
+    seed_showing,
+    signed_move,
+    three_at_play,
+)
+
+
+def test_a_participant_silent_for_exactly_the_bound_is_silent() -> None:
+    table = three_at_play("bound")
+    me, quiet, talking = table.players
+    rnd = me.current_round
+    assert rnd is not None
+    presence = Presence()
+    presence.round_seen(rnd.number, 0.0)
+    now = 20.0
+    heard = {quiet.me: now - SILENCE_BOUND, talking.me: now - SILENCE_BOUND + 0.5}
+    assert presence.silent(rnd.log, heard, me.me, now) == [quiet.me]
+    assert presence.silent(rnd.log, heard, me.me, now - 0.25) == []
+
+
+def test_nobody_votes_against_itself_however_long_a_round_lasts() -> None:
+    table = three_at_play("no-self-vote")
+    table.settle(SILENCE_BOUND + 2.0)
+    for i, player in enumerate(table.players):
+        departs = [op for log in player.sync.logs.values() for op in log if op.kind == Kinds.DEPART]
+        assert departs == [], f"player {i} saw a vote while everyone was there"
+        assert not [e for e in table.events[i] if isinstance(e, ProtocolViolation)]
+
+
+def test_the_player_left_alone_after_the_other_is_expelled_plays_on() -> None:
+    rules = Rules(seats=2)
+    table = ManualTable(rules, [seed_showing(rules, [], label=f"alone/{i}") for i in range(2)])
+    table.start_round()
+    table.settle(0.5)
+    host, cheat = table.players
+    base = cheat.sync.clock.value + 1
+    last = cheat.sync.logs[cheat.me][-1].hash
+    for datagram in (signed_move(cheat, 0, last, base), signed_move(cheat, 0, last, base + 7)):
+        host.receive(datagram, "cheat", table.now)
+    assert [e.author for e in host.events() if isinstance(e, PeerExpelled)] == [cheat.me]
+    rnd = host.current_round
+    assert rnd is not None
+    assert cheat.me in rnd.log.excluded
+    now = table.now
+    for _ in range(20):  # several looks at the acknowledgments, with nobody else to ask
+        now += 0.05
+        host.tick(now)
+    played = host.play(legal_moves(rnd.state, rnd.seat_of[host.me])[0])
+    assert isinstance(played, Op)
+    said = [decode(d, table=host.sync.table) for _, d in host.outgoing()]
+    assert played.hash in [m.hash for m in said if isinstance(m, Op)], "the move goes out"

@@ -4,6 +4,7 @@ known, and shows every move made so far (found by `tools.mutate`, seed 502)."""
 
 from __future__ import annotations
 
+from nerts_p2p.game.errors import Rejection, RejectReason
 from nerts_p2p.game.moves import Move
 from nerts_p2p.game.position import state_hash
 from nerts_p2p.game.rules import Rules
@@ -55,3 +56,29 @@ def test_a_partners_seed_share_that_arrives_after_later_moves_refolds_the_whole_
     assert state_hash(rnd.state) == state_hash(theirs.state)
     # And the partner now knows its seat's face-down cards as its dealer does.
     assert rnd.state.seats[0].stock == theirs.state.seats[0].stock
+
+
+def test_a_partner_without_its_dealers_share_is_told_it_cannot_turn_up_the_seats_cards() -> None:
+    # Turning the stock shows a card of the dealer's deck, which only the share tells the
+    # partner: until it is here the move is refused in words, not sent half made (found by
+    # `tools.mutate`, seed 901, `nerts_p2p/table/playing.py`).
+    rules = Rules(seats=2, partnerships=True)
+    table = ManualTable(rules, [seed_showing(rules, [], label=f"noshare{i}") for i in range(4)])
+    table.start_round(deliver=False)
+    dealer, partner = table.players[0], table.players[1]
+    table_id = dealer.sync.table
+
+    def share(datagram: bytes) -> bool:
+        return _carries_share_of(dealer.me, datagram, table_id)
+
+    held = table.deliver_all(withhold=share) + table.settle(0.3, withhold=share)
+    assert held
+    refused = partner.play(Move(0, "turn"))
+    assert isinstance(refused, Rejection)
+    assert refused.reason == RejectReason.MISSING_REVEAL
+    assert "partner's deal has not reached you" in refused.message
+    said = [decode(d, table=table_id) for _, d in partner.outgoing()]
+    assert not [m for m in said if isinstance(m, Op) and m.author == partner.me], "nothing sent"
+    for _, _, datagram in held:
+        partner.receive(datagram, 0, table.now)
+    assert isinstance(partner.play(Move(0, "turn")), Op)

@@ -11,9 +11,9 @@ import hashlib
 import pytest
 
 from nerts_p2p.game.deck import deal_seat
-from nerts_p2p.game.engine import complete
+from nerts_p2p.game.engine import apply, complete
 from nerts_p2p.game.errors import Rejection
-from nerts_p2p.game.moves import FROM_NERTS, NEW_FOUNDATION, Move, move_text
+from nerts_p2p.game.moves import FROM_NERTS, NEW_FOUNDATION, TO_WORK, Move, move_text
 from nerts_p2p.game.position import state_hash
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.game.state import GameState
@@ -27,6 +27,7 @@ from tests.replication.table_helpers import (
     face,
     one_card_nerts_table,
     seed_showing,
+    three_at_play,
 )
 from tools.mesh import PeerMesh
 
@@ -301,3 +302,30 @@ def test_a_lost_race_names_the_seat_that_played_that_very_card_not_the_next_one(
     winner = rnd.state.foundations[base].cards[1] >> 6
     (lost,) = [e for e in table.events[1 - winner] if isinstance(e, RaceLost)]
     assert lost.winner_seat == winner
+
+
+def test_an_illegal_move_is_refused_with_the_rules_reason_and_nothing_is_sent() -> None:
+    # The window shows the reason the rules give (found by `tools.mutate`, seed 901,
+    # `nerts_p2p/table/playing.py`: the engine's rejection was lost on the way).
+    table = three_at_play("illegal")
+    player = table.players[1]
+    rnd = player.current_round
+    assert rnd is not None
+    seat = rnd.seat_of[player.me]
+    player.outgoing()
+    before = rnd.state
+    top = before.seats[seat].nerts_top
+    assert top is not None
+    piles = range(len(before.seats[seat].work))
+    candidates = [Move(seat, "play", top, FROM_NERTS, "f", NEW_FOUNDATION)] + [
+        Move(seat, "play", top, FROM_NERTS, TO_WORK, pile) for pile in piles
+    ]
+    outcomes = [(m, apply(before, complete(before, m))) for m in candidates]
+    illegal = [(m, r) for m, r in outcomes if isinstance(r, Rejection)]
+    assert illegal, "some play of the Nerts top does not fit"
+    move, why = illegal[0]
+    refused = player.play(move)
+    assert isinstance(refused, Rejection)
+    assert (refused.reason, refused.message) == (why.reason, why.message)
+    assert player.outgoing() == []
+    assert rnd.state is before

@@ -45,7 +45,6 @@ def expel_from(
     """Expel `author` from `seq` on: its ops from there do not count in any round, and it
     no longer holds back stability. The same on every peer that holds the evidence."""
     sync.expelled[author] = seq
-    sync._unscanned = True  # deps on its ops from `seq` on are no longer waited for
     for epoch in sync.epochs.values():
         epoch.exclude(author, seq)
     sync.counters.count(reason)
@@ -60,6 +59,7 @@ def expel_from(
             # It takes the place of any op parked at that seq since (a twin): what delivery
             # remembered that op waiting for says nothing about this one.
             sync._blocked_on.pop(victim, None)
+    # Deps on its ops from `seq` on are no longer waited for: every parked op looked at.
     sync_delivery.deliver_ready(sync)
 
 

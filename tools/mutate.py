@@ -176,7 +176,7 @@ _SYNC_EXTRA: dict[str, tuple[str, ...]] = {
     "sync_starters": ("departures", "start_race"),
     "sync_heartbeats": (),
     "sync_requests": (),
-    "sync_evidence": (),
+    "sync_evidence": ("lies",),
     "sync_restart": ("restart",),
     "sync_events": (),
     "sync_limits": ("catch_up",),

@@ -71,9 +71,9 @@ def take_partner_seed(replica: TableReplica, rnd: ReplicatedRound, op: Op) -> bo
     shown = [list(shown_cards(rnd.start_state, s)) for s in range(rnd.rules.seats)]
     rnd.start_state = public_start(rnd.rules, shown, own_seat=seat, own_seed=seed)
     rnd.states = [rnd.start_state]
-    # The steps stay until the caller folds the round again from its start: that re-fold
-    # compares them with the new ones to tell us which of our moves no longer fit.
-    rnd.end_position = None
+    # The steps (and the end they reached) stay until the caller folds the round again
+    # from its start: that re-fold compares them with the new ones to tell us which of our
+    # moves no longer fit, and an end it reaches again is not announced a second time.
     return True
 
 

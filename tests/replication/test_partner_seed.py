@@ -5,9 +5,10 @@ known, and shows every move made so far (found by `tools.mutate`, seed 502)."""
 from __future__ import annotations
 
 from nerts_p2p.game.errors import Rejection, RejectReason
-from nerts_p2p.game.moves import Move
+from nerts_p2p.game.moves import FROM_NERTS, NEW_FOUNDATION, Move
 from nerts_p2p.game.position import state_hash
 from nerts_p2p.game.rules import Rules
+from nerts_p2p.table.events import RoundEnded
 from protocol.messages import Batch, Kind, Op, decode, decode_op
 from tests.replication.table_helpers import ManualTable, seed_showing
 
@@ -82,3 +83,37 @@ def test_a_partner_without_its_dealers_share_is_told_it_cannot_turn_up_the_seats
     for _, _, datagram in held:
         partner.receive(datagram, 0, table.now)
     assert isinstance(partner.play(Move(0, "turn")), Op)
+
+
+def test_a_share_that_arrives_after_the_round_ended_announces_the_end_no_second_time() -> None:
+    # The share refolds the partner's round from its start; the end it had folded is the
+    # same end (the others' public fold made it), so the window hears of it once (found by
+    # `tools.mutate`, seed 901, `nerts_p2p/table/deal_secrets.py`).
+    rules = Rules(seats=2, partnerships=True, nerts_size=1)
+    seeds = [seed_showing(rules, [], nerts_top="AS", label=f"late-share{i}") for i in range(4)]
+    table = ManualTable(rules, seeds)
+    table.start_round(deliver=False)
+    dealer, partner = table.players[0], table.players[1]
+    table_id = dealer.sync.table
+
+    def share(datagram: bytes) -> bool:
+        return _carries_share_of(dealer.me, datagram, table_id)
+
+    held = table.deliver_all(withhold=share) + table.settle(0.3, withhold=share)
+    rnd = dealer.current_round
+    assert rnd is not None
+    caller = next(p for p in table.players[2:] if rnd.dealer[1] == p.me)
+    ace = rnd.state.seats[1].nerts_up[-1]
+    assert isinstance(caller.play(Move(1, "play", ace, FROM_NERTS, "f", NEW_FOUNDATION)), Op)
+    assert isinstance(caller.play(Move(1, "nerts")), Op)
+    table.collect()
+    held += table.deliver_all(withhold=share)
+    ended = [e for e in table.events[1] if isinstance(e, RoundEnded)]
+    assert [e.round for e in ended] == [1], "the partner saw the round end"
+    for _, _, datagram in held:
+        partner.receive(datagram, 0, table.now)
+    assert not [e for e in partner.events() if isinstance(e, RoundEnded)], "announced again"
+    theirs = partner.current_round
+    assert theirs is not None
+    assert theirs.state.ended_by is not None
+    assert state_hash(theirs.state) == state_hash(rnd.state)

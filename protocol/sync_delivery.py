@@ -135,8 +135,10 @@ def deliver(sync: SyncPeer, op: Op, *, authored: bool = False) -> None:
     if log is None:
         log = sync.logs[author] = []
     log.append(op)
+    # (No rescan is flagged here: an op delivered inside `deliver_ready` is followed by
+    # another pass over every parked op there, and no parked op can wait for one of our
+    # own that we only now author.)
     sync._vector = None
-    sync._unscanned = True
     times = sync._delivered_at.get(author)
     if times is None:
         times = sync._delivered_at[author] = []

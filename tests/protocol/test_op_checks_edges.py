@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from protocol.envelope import seal
+from protocol.errors import LocalProtocolError
 from protocol.messages import NO_PREV, Kind, op_body
 from protocol.sync import OpDelivered, OpRejected, SyncPeer
 from protocol.sync_limits import MAX_LAMPORT_STEP
@@ -110,3 +111,15 @@ def test_a_starters_first_round_op_may_not_name_fewer_than_its_start(
     )
     peer.receive(move, "host", 1.0)
     assert _verdicts(peer) == [verdict]
+
+
+def test_a_peer_that_has_not_seen_the_tables_open_authors_nothing_there() -> None:
+    # A joiner still waiting for the OPEN (its user gave up, say) has no table to speak at:
+    # its goodbye is refused in words and nothing goes out, so no peer ever holds an op of
+    # a member that never joined (found by `tools.mutate`, seed 901,
+    # `protocol/sync_membership.py`).
+    peer = SyncPeer(KEYS["alice"], TABLE)
+    with pytest.raises(LocalProtocolError, match="the table has not been opened"):
+        peer.author(Kind.LEAVE, 0, None)
+    assert peer.delivered(peer.me) == 0
+    assert peer.outgoing() == []

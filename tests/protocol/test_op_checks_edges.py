@@ -113,6 +113,35 @@ def test_a_starters_first_round_op_may_not_name_fewer_than_its_start(
     assert _verdicts(peer) == [verdict]
 
 
+@pytest.mark.parametrize(("fewer", "verdict"), [(1, ("delivered", "MOVE")), (2, _FEWER)])
+def test_a_starters_first_round_op_is_excused_only_the_ops_past_an_expulsion(
+    fewer: int, verdict: tuple[str, str]
+) -> None:
+    # Alice equivocates on the last op of hers that the host's START names: her ops from
+    # there on do not count, so the host's next op may name one of hers fewer than its
+    # START did (the op the expulsion voided), but not two (found by `tools.mutate`, seed
+    # 901: the expulsion's edge in the comparison with a START).
+    history = history_to_start()
+    _, start = history.ops[-1]
+    peer = observer(history)
+    _, alice_seen = start.round_deps
+    voided = next(op for name, op in history.ops if name == "alice" and op.seq == alice_seen)
+    twin = op_body(
+        voided.kind, TABLE, voided.author, voided.seq, voided.prev, voided.lamport + 1,
+        voided.epoch, [list(d) for d in voided.lobby_deps] if voided.epoch == 0
+        else list(voided.round_deps), voided.payload,
+    )  # fmt: skip
+    peer.receive(seal(KEYS["alice"], twin), "alice", 1.0)
+    assert peer.expelled == {IDS["alice"]: alice_seen}
+    peer.events()
+    move = seal(
+        KEYS["host"],
+        history.body("host", Kind.MOVE, 1, "stuck", deps=[start.seq, alice_seen - fewer]),
+    )
+    peer.receive(move, "host", 1.1)
+    assert _verdicts(peer) == [verdict]
+
+
 def test_a_peer_that_has_not_seen_the_tables_open_authors_nothing_there() -> None:
     # A joiner still waiting for the OPEN (its user gave up, say) has no table to speak at:
     # its goodbye is refused in words and nothing goes out, so no peer ever holds an op of

@@ -62,3 +62,20 @@ def test_the_player_left_alone_after_the_other_is_expelled_plays_on() -> None:
     assert isinstance(played, Op)
     said = [decode(d, table=host.sync.table) for _, d in host.outgoing()]
     assert played.hash in [m.hash for m in said if isinstance(m, Op)], "the move goes out"
+
+
+def test_a_voter_votes_once_against_each_silent_participant_while_nothing_new_comes() -> None:
+    # Cut off from both others, a player votes each of them out once; looking again every
+    # quarter second while it holds nothing new of them, it neither votes again nor reports
+    # a refused vote (found by `tools.mutate`, seed 901, `departure_votes.py`).
+    table = three_at_play("vote-once")
+    host, alone, other = table.players
+    alone.events()
+    now = table.now
+    for _ in range(int((SILENCE_BOUND + 3.0) / 0.05)):
+        now += 0.05
+        alone.tick(now)
+        alone.outgoing()  # said to nobody
+    votes = [op.payload[0] for op in alone.sync.logs[alone.me] if op.kind == Kinds.DEPART]
+    assert sorted(votes) == sorted([host.me, other.me])
+    assert not [e for e in alone.events() if isinstance(e, ProtocolViolation)]

@@ -4,13 +4,16 @@ known, and shows every move made so far (found by `tools.mutate`, seed 502)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from nerts_p2p.game.errors import Rejection, RejectReason
 from nerts_p2p.game.moves import FROM_NERTS, NEW_FOUNDATION, Move
 from nerts_p2p.game.position import state_hash
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.table.events import RoundEnded
+from nerts_p2p.table.replica import TableReplica
 from protocol.messages import Batch, Kind, Op, decode, decode_op
-from tests.replication.table_helpers import ManualTable, seed_showing
+from tests.replication.table_helpers import InFlight, ManualTable, seed_showing
 
 
 def _carries_share_of(author: bytes, datagram: bytes, table: bytes) -> bool:
@@ -24,9 +27,11 @@ def _carries_share_of(author: bytes, datagram: bytes, table: bytes) -> bool:
     return any(op.kind == Kind.SEED_SHARE and op.author == author for op in ops)
 
 
-def test_a_partners_seed_share_that_arrives_after_later_moves_refolds_the_whole_round() -> None:
-    rules = Rules(seats=2, partnerships=True)
-    table = ManualTable(rules, [seed_showing(rules, [], label=f"share{i}") for i in range(4)])
+def _started_without_the_share(
+    table: ManualTable,
+) -> tuple[TableReplica, TableReplica, Callable[[bytes], bool], list[InFlight]]:
+    """The round started, every mix nonce in, but the seat-0 dealer's share withheld from
+    everyone: (the dealer, its partner, what picks the share's datagrams, those held)."""
     table.start_round(deliver=False)
     dealer, partner = table.players[0], table.players[1]
     table_id = dealer.sync.table
@@ -34,8 +39,14 @@ def test_a_partners_seed_share_that_arrives_after_later_moves_refolds_the_whole_
     def share(datagram: bytes) -> bool:
         return _carries_share_of(dealer.me, datagram, table_id)
 
-    # Every mix nonce is in; the seat-0 dealer's share is not.
     held = table.deliver_all(withhold=share) + table.settle(0.3, withhold=share)
+    return dealer, partner, share, held
+
+
+def test_a_partners_seed_share_that_arrives_after_later_moves_refolds_the_whole_round() -> None:
+    rules = Rules(seats=2, partnerships=True)
+    table = ManualTable(rules, [seed_showing(rules, [], label=f"share{i}") for i in range(4)])
+    dealer, partner, share, held = _started_without_the_share(table)
     rnd = partner.current_round
     assert rnd is not None
     assert held
@@ -65,20 +76,13 @@ def test_a_partner_without_its_dealers_share_is_told_it_cannot_turn_up_the_seats
     # `tools.mutate`, seed 901, `nerts_p2p/table/playing.py`).
     rules = Rules(seats=2, partnerships=True)
     table = ManualTable(rules, [seed_showing(rules, [], label=f"noshare{i}") for i in range(4)])
-    table.start_round(deliver=False)
-    dealer, partner = table.players[0], table.players[1]
-    table_id = dealer.sync.table
-
-    def share(datagram: bytes) -> bool:
-        return _carries_share_of(dealer.me, datagram, table_id)
-
-    held = table.deliver_all(withhold=share) + table.settle(0.3, withhold=share)
+    dealer, partner, _, held = _started_without_the_share(table)
     assert held
     refused = partner.play(Move(0, "turn"))
     assert isinstance(refused, Rejection)
     assert refused.reason == RejectReason.MISSING_REVEAL
     assert "partner's deal has not reached you" in refused.message
-    said = [decode(d, table=table_id) for _, d in partner.outgoing()]
+    said = [decode(d, table=dealer.sync.table) for _, d in partner.outgoing()]
     assert not [m for m in said if isinstance(m, Op) and m.author == partner.me], "nothing sent"
     for _, _, datagram in held:
         partner.receive(datagram, 0, table.now)
@@ -92,14 +96,7 @@ def test_a_share_that_arrives_after_the_round_ended_announces_the_end_no_second_
     rules = Rules(seats=2, partnerships=True, nerts_size=1)
     seeds = [seed_showing(rules, [], nerts_top="AS", label=f"late-share{i}") for i in range(4)]
     table = ManualTable(rules, seeds)
-    table.start_round(deliver=False)
-    dealer, partner = table.players[0], table.players[1]
-    table_id = dealer.sync.table
-
-    def share(datagram: bytes) -> bool:
-        return _carries_share_of(dealer.me, datagram, table_id)
-
-    held = table.deliver_all(withhold=share) + table.settle(0.3, withhold=share)
+    dealer, partner, share, held = _started_without_the_share(table)
     rnd = dealer.current_round
     assert rnd is not None
     caller = next(p for p in table.players[2:] if rnd.dealer[1] == p.me)

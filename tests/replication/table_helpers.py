@@ -308,3 +308,26 @@ def restored_from_store(old: TableReplica, name: str, **complete: bool) -> Table
         clock=old.sync.clock.value,
         **complete,
     )
+
+
+def exchange(replicas: list[TableReplica], now: float) -> None:
+    """Everything the given replicas say reaches each other, and nobody else."""
+    while True:
+        said = [(r, d) for r in replicas for _, d in r.outgoing()]
+        if not said:
+            return
+        for sender, datagram in said:
+            for other in replicas:
+                if other is not sender:
+                    other.receive(datagram, id(sender), now)
+
+
+def tick_together(replicas: list[TableReplica], start: float, seconds: float) -> float:
+    """Ticks for `seconds`, everything said reaching the given replicas only."""
+    now = start
+    while now < start + seconds:
+        now += 0.05
+        for replica in replicas:
+            replica.tick(now)
+        exchange(replicas, now)
+    return now

@@ -9,20 +9,8 @@ from nerts_p2p.game.errors import Rejection, RejectReason
 from nerts_p2p.game.legal import legal_moves
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.table.presence import SILENCE_BOUND
-from nerts_p2p.table.replica import SeatDeparted, TableReplica
-from tests.replication.table_helpers import ManualTable, seed_showing
-from tests.replication.test_heir_start_waits import _exchange
-
-
-def _run(replicas: list[TableReplica], start: float, seconds: float) -> float:
-    """Ticks for `seconds`, everything said reaching the given replicas only."""
-    now = start
-    while now < start + seconds:
-        now += 0.05
-        for replica in replicas:
-            replica.tick(now)
-        _exchange(replicas, now)
-    return now
+from nerts_p2p.table.replica import SeatDeparted
+from tests.replication.table_helpers import ManualTable, exchange, seed_showing, tick_together
 
 
 def test_a_player_gone_before_its_mix_nonce_holds_up_no_move_once_voted_out() -> None:
@@ -32,7 +20,7 @@ def test_a_player_gone_before_its_mix_nonce_holds_up_no_move_once_voted_out() ->
     host, first, gone = table.players
     host.start()
     # The third player vanishes: it never hears the START, so never reveals its nonce.
-    now = _run([host, first], table.now, 0.3)
+    now = tick_together([host, first], table.now, 0.3)
     rnd = host.current_round
     assert rnd is not None
     assert gone.me not in rnd.log.nonces
@@ -41,13 +29,13 @@ def test_a_player_gone_before_its_mix_nonce_holds_up_no_move_once_voted_out() ->
     assert waiting.reason == RejectReason.MISSING_REVEAL
     assert "mix nonce" in waiting.message
 
-    _run([host, first], now, SILENCE_BOUND + 2.0)
+    tick_together([host, first], now, SILENCE_BOUND + 2.0)
     assert [e.seat for e in host.events() if isinstance(e, SeatDeparted)] == [2]
     rnd = host.current_round
     assert rnd is not None
     played = host.play(legal_moves(rnd.state, 0)[0])
     assert not isinstance(played, Rejection), played
-    _exchange([host, first], now)
+    exchange([host, first], now)
     for replica in (host, first):
         current = replica.current_round
         assert current is not None

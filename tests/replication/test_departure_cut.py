@@ -9,8 +9,7 @@ from nerts_p2p.game.legal import legal_moves
 from nerts_p2p.game.state import GameState
 from nerts_p2p.table.replica import SeatDeparted
 from protocol.messages import Kind, Op
-from tests.replication.table_helpers import three_at_play
-from tests.replication.test_heir_start_waits import _exchange
+from tests.replication.table_helpers import exchange, three_at_play
 
 
 def test_a_departed_players_last_move_that_every_voter_held_still_counts() -> None:
@@ -37,7 +36,7 @@ def test_a_departed_players_last_move_that_every_voter_held_still_counts() -> No
         assert voter.sync.delivered(host.me) == move.seq
         voter.sync.author(Kind.DEPART, 1, [host.me, move.seq])
         voter._after_sync()
-    _exchange([first, last], table.now + 0.1)
+    exchange([first, last], table.now + 0.1)
     for voter in (first, last):
         voter_round = voter.current_round
         assert voter_round is not None

@@ -8,8 +8,7 @@ from __future__ import annotations
 from nerts_p2p.game.rules import Rules
 from protocol.messages import Kind
 from protocol.sync_events import DeparturesChanged
-from tests.replication.table_helpers import ManualTable, seed_showing
-from tests.replication.test_heir_start_waits import _exchange
+from tests.replication.table_helpers import ManualTable, exchange, seed_showing
 
 
 def test_the_last_voter_sees_the_departure_it_completes_at_once() -> None:
@@ -21,7 +20,7 @@ def test_the_last_voter_sees_the_departure_it_completes_at_once() -> None:
     host, first, last = table.players
     now = table.now + 0.1
     first.sync.author(Kind.DEPART, 1, [host.me, first.sync.delivered(host.me)])
-    _exchange([first, last], now)
+    exchange([first, last], now)
     assert host.me not in last.sync.epochs[1].departed
     last.sync.events()
     last.sync.author(Kind.DEPART, 1, [host.me, last.sync.delivered(host.me)])

@@ -9,24 +9,11 @@ import hashlib
 
 from nerts_p2p.game.moves import FROM_NERTS, NEW_FOUNDATION, Move
 from nerts_p2p.game.rules import Rules
-from nerts_p2p.table.replica import TableReplica
 from protocol.messages import Kind, Op
 from protocol.signing import SigningKeyPair
 from protocol.sync import SyncPeer
 from protocol.sync_events import OpRejected
-from tests.replication.table_helpers import ManualTable, seed_showing
-
-
-def _exchange(replicas: list[TableReplica], now: float) -> None:
-    """Everything the given replicas say reaches each other, and nobody else."""
-    while True:
-        said = [(r, d) for r in replicas for _, d in r.outgoing()]
-        if not said:
-            return
-        for sender, datagram in said:
-            for other in replicas:
-                if other is not sender:
-                    other.receive(datagram, id(sender), now)
+from tests.replication.table_helpers import ManualTable, exchange, seed_showing
 
 
 def _all_ops(peer: SyncPeer) -> list[Op]:
@@ -68,10 +55,10 @@ def test_an_heirs_start_whose_deps_are_all_held_waits_for_the_last_vote_against_
     alive = [heir, voter, newcomer]
     for member in (heir, voter):
         member.sync.author(Kind.DEPART, 1, [host.me, member.sync.delivered(host.me)])
-        _exchange(alive, now)
+        exchange(alive, now)
     assert heir.sync.starter(2) == heir.me
     start = heir.start()
-    _exchange(alive, now)
+    exchange(alive, now)
     assert voter.me not in start.payload[0]
     vote = next(o for o in voter.sync.logs[voter.me] if o.kind == Kind.DEPART)
 

@@ -15,6 +15,7 @@ from tests.replication.table_helpers import (
     seed_showing,
     signed_move,
     three_at_play,
+    tick_together,
 )
 
 
@@ -71,11 +72,7 @@ def test_a_voter_votes_once_against_each_silent_participant_while_nothing_new_co
     table = three_at_play("vote-once")
     host, alone, other = table.players
     alone.events()
-    now = table.now
-    for _ in range(int((SILENCE_BOUND + 3.0) / 0.05)):
-        now += 0.05
-        alone.tick(now)
-        alone.outgoing()  # said to nobody
+    tick_together([alone], table.now, SILENCE_BOUND + 3.0)  # what it says reaches nobody
     votes = [op.payload[0] for op in alone.sync.logs[alone.me] if op.kind == Kinds.DEPART]
     assert sorted(votes) == sorted([host.me, other.me])
     assert not [e for e in alone.events() if isinstance(e, ProtocolViolation)]

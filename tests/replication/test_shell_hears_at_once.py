@@ -11,8 +11,7 @@ from nerts_p2p.game.rules import Rules
 from nerts_p2p.table.replica import SeatDeparted
 from protocol.messages import Kinds, Op, decode
 from protocol.sync import BROADCAST
-from tests.replication.table_helpers import ManualTable, seed_showing, three_at_play
-from tests.replication.test_heir_start_waits import _exchange
+from tests.replication.table_helpers import ManualTable, exchange, seed_showing, three_at_play
 
 
 def test_our_move_reaches_the_shell_signed_and_queued_before_we_fold_it() -> None:
@@ -59,7 +58,7 @@ def test_the_tick_that_casts_the_settling_vote_reports_the_departure() -> None:
         first.tick(now)
         # The first vote reaches the last voter before its own look, so its own vote is
         # the one that settles the departure.
-        _exchange([first, last], now)
+        exchange([first, last], now)
         last.events()
         last.tick(now)
         if any(op.kind == Kinds.DEPART for op in last.sync.logs[last.me]):

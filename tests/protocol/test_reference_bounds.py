@@ -8,6 +8,8 @@ from __future__ import annotations
 from nerts_p2p.game.rules import Rules
 from protocol.errors import DropReason
 from protocol.messages import Batch, Op, decode, decode_op
+from protocol.signing import SigningKeyPair
+from protocol.sync import SyncPeer
 from tests.protocol.test_anti_entropy_rules import _heartbeat, _leaves, _table, _turn
 from tests.replication.table_helpers import ManualTable, seed_showing
 
@@ -58,3 +60,20 @@ def test_one_author_may_have_512_ops_waiting_and_not_one_more() -> None:
         peer.receive(datagram, i, 1.0)  # a source each: no rate limit applies
     assert len(peer.sync.pending[member.me]) == 512
     assert peer.sync.counters[DropReason.RATE_LIMITED] == 1
+
+
+def test_one_source_may_send_400_datagrams_at_once_then_2000_a_second() -> None:
+    # (seed 901: the default burst made 399 kept every test green, since the flood tests
+    # give the limiter numbers of their own rather than the reference PROTOCOL.md 4 gives.)
+    peer = SyncPeer(SigningKeyPair(b"\x0c" * 32), b"T" * 16)  # the reference defaults
+    for _ in range(400):
+        peer.receive(b"\xc1", "flooder", 1.0)  # unreadable, so the limiter decides first
+    assert peer.counters[DropReason.RATE_LIMITED] == 0
+    assert peer.counters[DropReason.MALFORMED] == 400
+    peer.receive(b"\xc1", "flooder", 1.0)
+    assert peer.counters[DropReason.RATE_LIMITED] == 1
+    # A tenth of a second refills 200 of them, and not one more.
+    for _ in range(201):
+        peer.receive(b"\xc1", "flooder", 1.1)
+    assert peer.counters[DropReason.MALFORMED] == 600
+    assert peer.counters[DropReason.RATE_LIMITED] == 2

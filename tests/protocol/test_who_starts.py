@@ -4,12 +4,19 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, cast
+
+from protocol import sync_starters
 from protocol.envelope import seal
 from protocol.errors import DropReason
 from protocol.messages import Kind
 from protocol.sync import OpDelivered
 from tests.protocol.test_hostile import HISTORY, IDS, observer
 from tools.gen_vectors import KEYS
+
+if TYPE_CHECKING:
+    from protocol.sync import SyncPeer
 
 
 def test_a_host_who_leaves_during_a_round_was_still_that_rounds_starter() -> None:
@@ -26,3 +33,23 @@ def test_a_host_who_leaves_during_a_round_was_still_that_rounds_starter() -> Non
     start = [[host, alice], [0, 1], []]
     peer.receive(seal(KEYS["alice"], HISTORY.body("alice", Kind.START, 1, start)), "alice", 1.1)
     assert peer.counters[DropReason.NOT_A_MEMBER] == 1
+
+
+def test_the_start_passes_back_to_the_host_when_its_heir_is_voted_out_in_turn() -> None:
+    # Round 1: the host is voted out and Alice, the first of its participants still in,
+    # starts round 2. The host is back for round 2, first in its START order; there Alice
+    # is voted out, so round 3 is the host's to start again. (Seed 901, `_succession`: a
+    # starter equal to the host was taken for no change, and Alice stayed the starter.)
+    host, alice, bob = b"H" * 8, b"A" * 8, b"B" * 8
+    here = SimpleNamespace(left=False)
+    rounds = {
+        1: SimpleNamespace(participants=[host, alice, bob], departed={host: 4}, excluded=set()),
+        2: SimpleNamespace(participants=[host, alice, bob], departed={alice: 9}, excluded=set()),
+    }
+    table = SimpleNamespace(host=host, epochs=rounds, members={host: here, alice: here, bob: here})
+    sync = cast("SyncPeer", table)
+    assert sync_starters.starter(sync, 1) == host
+    assert sync_starters.starter(sync, 2) == alice
+    assert sync_starters.starter(sync, 3) == host
+    rounds[2].departed = {alice: 9, host: 9}  # both voted out of round 2: Bob starts round 3
+    assert sync_starters.starter(sync, 3) == bob

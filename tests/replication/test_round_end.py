@@ -62,6 +62,14 @@ def test_a_move_in_the_air_counts_and_a_move_after_seeing_the_call_does_not() ->
         late_step = next(s for s in r.steps if s.op is not None and s.op.hash == late.hash)
         assert not late_step.applied
         assert late_step.reason == "the round was over when this was played"
+        # The audit replays the turn in the air, and not the one played after the call
+        # (seed 901: with the late move's flag left at False, the audit replayed it too).
+        replayed = [
+            (i[0].action, i[1])
+            for i in r.moves_in_fold_order()
+            if isinstance(i, tuple) and i[0].seat == 1
+        ]
+        assert replayed == [("turn", True)]
     finals = _finals(table)
     assert {f.scores for f in finals} == {finals[0].scores}
     assert not finals[0].cheaters

@@ -248,6 +248,28 @@ def test_an_acknowledgment_after_an_unseen_vote_does_not_confirm_the_start() -> 
     assert not host.sync.start_confirmed(2)
 
 
+def test_an_unseen_vote_the_acknowledgment_ends_on_counts_though_a_later_op_came_first() -> None:
+    # As above, and the third player then votes against one of the gone players: that op
+    # reaches the host before the heartbeat that would acknowledge it. The heartbeat the
+    # host holds still ends on the unseen vote, which keeps the START unconfirmed. (Seed
+    # 901, `_votes_up_to`: read one op too early, the walk missed the vote at the very seq
+    # the acknowledgment names and confirmed the START.)
+    table, deaf = _a_vote_unseen_of_the_start(second_hears_it=True)
+    host, _, voter, gone, _ = table.players
+    _restore(voter, deaf)
+    table.collect()
+    table.deliver_all()
+    table.settle(1.0)
+    acknowledged = host.sync.acks[voter.me].seq(voter.me)
+    assert host.sync.logs[voter.me][acknowledged - 1].kind == Kind.DEPART
+    voter.sync.author(Kind.DEPART, 1, [gone.me, voter.sync.delivered(gone.me)])
+    table.collect()
+    table.deliver_all()  # the op only: no tick, so no heartbeat yet
+    assert host.sync.delivered(voter.me) == acknowledged + 1
+    assert host.sync.acks[voter.me].seq(voter.me) == acknowledged
+    assert not host.sync.start_confirmed(2)
+
+
 def test_a_vote_that_held_the_start_does_not_keep_its_author_from_confirming_it() -> None:
     # The third player sits round 2 out (no READY) and votes the host out of round 1 with
     # the START in hand: its vote names the START's seq, so it cannot void it, and its
@@ -283,3 +305,33 @@ def test_an_unseen_vote_counts_against_an_acknowledgment_though_a_ready_came_aft
     start = host.sync.epochs[2].start
     assert host.sync.acks[voter.me].seq(host.me) >= start.seq
     assert not host.sync.start_confirmed(2)
+
+
+def test_a_former_starters_start_that_arrives_after_its_heirs_begins_nothing() -> None:
+    # (seed 901, replica.py: a START delivered for a round that another START began must
+    # leave that round alone; with `and` made `or` the late START began the round again.)
+    table = _after_round_one(3)
+    host, second, third = table.players
+    table.start_round(deliver=False)
+    late = [datagram for sender, _, datagram in table.queue if sender == 0]
+    table.queue.clear()
+    _cut_off(host, heartbeats=False)  # nobody hears the host's START for now
+    _vote(table, second, host)
+    _vote(table, third, host)
+    assert second.start().kind == Kind.START  # the heir starts round 2
+    table.collect()
+    table.deliver_all()
+    table.settle(0.5)
+    rnd = third.current_round
+    assert rnd is not None
+    assert rnd.number == 2
+    assert third.sync.epochs[2].start.author == second.me
+    steps, state = len(rnd.steps), rnd.state
+    third.events()
+    for datagram in late:  # the host's START, at last
+        third.receive(datagram, 0, table.now)
+    assert third.sync.delivered(host.me) == host.sync.delivered(host.me)
+    assert third.events() == []  # no second RoundStarted, nothing voided
+    assert third.current_round is rnd
+    assert len(rnd.steps) == steps
+    assert rnd.state == state

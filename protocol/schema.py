@@ -146,7 +146,7 @@ class Nil(Spec):
 
     def check(self, value: object, path: str = "value") -> None:
         if value is not None:
-            _fail(path, "nil", _wire_type(value))
+            _fail(path, self.describe(), _wire_type(value))
 
     def valid(self, value: object) -> bool:
         return value is None

@@ -112,6 +112,17 @@ def test_playing_the_nerts_top_on_a_public_state_must_name_the_next_card() -> No
     assert rejected(state, "0 8H w0-w1 +9D").reason == R.BAD_REVEAL
 
 
+def test_the_last_nerts_card_turns_nothing_up() -> None:
+    # Nothing is left under it: a move that names a card it turned up is refused, the
+    # same move without one is played (found by `tools.mutate`, seed 1201: with the check
+    # weakened the bogus reveal was accepted).
+    state = position(seat("-:7C", work="8H,-,-,-"), seat())
+    refused = rejected(state, "0 7C n-w0 +9D")
+    assert refused.reason == R.BAD_REVEAL
+    assert "turns no card face up" in refused.message
+    assert seat_text(after(state, "0 7C n-w0"), 0).startswith("-:-/8H.7C,")
+
+
 def test_a_card_named_as_turned_up_cannot_be_named_again_later() -> None:
     # The card a move names as the one it turned up is seen from then on: naming it again
     # for the next Nerts card is a second copy of it (found by `tools.mutate`, seed 901).

@@ -4,6 +4,8 @@ arrive in: another implementation must reach the same order and the same departu
 
 from __future__ import annotations
 
+import hashlib
+
 from protocol.messages import Kind, Op
 from protocol.order import nonce_mix, tie_coin
 from protocol.sync import DeparturesChanged, OpDelivered, SyncPeer
@@ -99,7 +101,18 @@ def test_an_ops_tie_coin_mixes_exactly_the_nonces_its_deps_cover() -> None:
     names = {IDS["host"]: "host", IDS["alice"]: "alice"}
     every_nonce = [MIX_NONCES[names[p]] for p in round_one.participants]
     for op, nonces in ((first_move, [None, None]), (last_move, every_nonce)):
-        coin = tie_coin(
-            nonce_mix(round_one.mix, nonces), op.lamport, KEYS[names[op.author]].public_key
-        )
+        key = KEYS[names[op.author]].public_key
+        coin = tie_coin(nonce_mix(round_one.mix, nonces), op.lamport, key)
         assert round_one.order_key(op) == (op.lamport, coin)
+        # And the coin is the very digest PROTOCOL.md 6 writes out, byte for byte, for
+        # another implementation to compute (seed 1201: an 8-byte Lamport time made 9
+        # bytes kept every test green, since they all asked `tie_coin` itself).
+        assert coin == _tiebreak_as_written(round_one.mix, nonces, op.lamport, key)
+
+
+def _tiebreak_as_written(mix: bytes, nonces: list[bytes | None], lamport: int, key: bytes) -> bytes:
+    covered = b"".join(b"\x01" + n if n is not None else b"\x00" for n in nonces)
+    nonce_mix_of_op = hashlib.sha256(b"nerts-p2p/nonces" + b"\x00" + mix + covered).digest()
+    return hashlib.sha256(
+        b"nerts-p2p/tie" + b"\x00" + nonce_mix_of_op + lamport.to_bytes(8, "big") + key
+    ).digest()

@@ -5,6 +5,7 @@ arrive in: another implementation must reach the same order and the same departu
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 
 from protocol.messages import Kind, Op
 from protocol.order import nonce_mix, tie_coin
@@ -110,7 +111,9 @@ def test_an_ops_tie_coin_mixes_exactly_the_nonces_its_deps_cover() -> None:
         assert coin == _tiebreak_as_written(round_one.mix, nonces, op.lamport, key)
 
 
-def _tiebreak_as_written(mix: bytes, nonces: list[bytes | None], lamport: int, key: bytes) -> bytes:
+def _tiebreak_as_written(
+    mix: bytes, nonces: Sequence[bytes | None], lamport: int, key: bytes
+) -> bytes:
     covered = b"".join(b"\x01" + n if n is not None else b"\x00" for n in nonces)
     nonce_mix_of_op = hashlib.sha256(b"nerts-p2p/nonces" + b"\x00" + mix + covered).digest()
     return hashlib.sha256(

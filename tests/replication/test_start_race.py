@@ -5,6 +5,10 @@ and nobody acts in a round whose START could still be voided like that."""
 
 from __future__ import annotations
 
+from unittest.mock import patch
+
+import pytest
+
 from nerts_p2p.game.errors import Rejection
 from nerts_p2p.game.moves import Move
 from nerts_p2p.game.rules import Rules
@@ -335,3 +339,36 @@ def test_a_former_starters_start_that_arrives_after_its_heirs_begins_nothing() -
     assert third.current_round is rnd
     assert len(rnd.steps) == steps
     assert rnd.state == state
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="open defect (issue 10): an op of a round whose START was voided is delivered "
+    "by the peers that had it before the votes and parked for ever by the others",
+)
+def test_an_early_actor_in_a_voided_round_who_is_its_heir_does_not_wedge_the_others() -> None:
+    # A modified client acts in round 2 before its START is confirmed (an honest one waits,
+    # PROTOCOL.md 13.3), the START is then voided and the client, the heir, starts round
+    # 2 itself. The peers that learnt of the vote first park its early op for ever (its
+    # round's log is gone) and so never see its START: they stay in the lobby.
+    table = _after_round_one(3)
+    host, heir, third = table.players
+    table.start_round(deliver=False)
+    held = [datagram for sender, _, datagram in table.queue if sender == 0]
+    table.queue.clear()
+    saved = _cut_off(host, heartbeats=False)
+    _vote(table, heir, host)  # unseen of the START
+    for datagram in held:
+        heir.receive(datagram, 0, table.now)
+    with patch.object(heir.sync, "start_confirmed", return_value=True):
+        heir.sync.author(Kind.MOVE, 2, "stuck")
+    table.collect()
+    table.deliver_all()
+    _vote(table, third, host)  # the START is voided: the heir's to make
+    _restore(host, saved)
+    heir.start()
+    table.collect()
+    table.deliver_all()
+    table.settle(5.0)
+    for replica in table.players:
+        assert sorted(replica.sync.epochs) == [1, 2], "the heir's round began everywhere"

@@ -45,3 +45,23 @@ def test_ops_parked_behind_a_rejected_copy_are_delivered_when_a_batch_brings_the
     peer.receive(answer, "bob", 1.1)
     assert peer.delivered(alice) == had + 2
     assert peer.logs[alice][-1].hash == following.hash
+
+
+def test_a_refused_op_that_comes_again_in_a_batch_is_refused_again_not_taken_as_held() -> None:
+    # The refused copy itself is not held either: relayed again, it is judged again and
+    # refused for the same reason, rather than counted as a replay of an op we hold (and
+    # as progress in an answer). (Seed 1201: its hash was left among those held.)
+    peer = observer()
+    alice = IDS["alice"]
+    had = peer.delivered(alice)
+    previous = peer.logs[alice][-1]
+    invalid = op_of(next_op("alice", payload="turn", lamport=previous.lamport))
+    for copy in range(2):
+        relay = seal(KEYS["bob"], batch_body(TABLE, IDS["bob"], [invalid]))
+        peer.receive(relay, "bob", 1.0 + copy)
+        assert [e.reason for e in peer.events() if isinstance(e, OpRejected)] == [
+            DropReason.BACKDATED
+        ]
+    assert peer.counters[DropReason.BACKDATED] == 2
+    assert peer.counters[DropReason.REPLAYED] == 0
+    assert peer.delivered(alice) == had

@@ -311,15 +311,21 @@ def test_an_unseen_vote_counts_against_an_acknowledgment_though_a_ready_came_aft
     assert not host.sync.start_confirmed(2)
 
 
+def _host_starts_unheard(table: ManualTable) -> tuple[list[bytes], Link]:
+    """Everyone says READY and the host signs round 2's START, then is cut off before it
+    goes out: returns the host's datagrams, held back, and its link to restore."""
+    table.start_round(deliver=False)
+    held = [datagram for sender, _, datagram in table.queue if sender == 0]
+    table.queue.clear()
+    return held, _cut_off(table.players[0], heartbeats=False)
+
+
 def test_a_former_starters_start_that_arrives_after_its_heirs_begins_nothing() -> None:
     # (seed 901, replica.py: a START delivered for a round that another START began must
     # leave that round alone; with `and` made `or` the late START began the round again.)
     table = _after_round_one(3)
     host, second, third = table.players
-    table.start_round(deliver=False)
-    late = [datagram for sender, _, datagram in table.queue if sender == 0]
-    table.queue.clear()
-    _cut_off(host, heartbeats=False)  # nobody hears the host's START for now
+    late, _ = _host_starts_unheard(table)
     _vote(table, second, host)
     _vote(table, third, host)
     assert second.start().kind == Kind.START  # the heir starts round 2
@@ -353,10 +359,7 @@ def test_an_early_actor_in_a_voided_round_who_is_its_heir_does_not_wedge_the_oth
     # round's log is gone) and so never see its START: they stay in the lobby.
     table = _after_round_one(3)
     host, heir, third = table.players
-    table.start_round(deliver=False)
-    held = [datagram for sender, _, datagram in table.queue if sender == 0]
-    table.queue.clear()
-    saved = _cut_off(host, heartbeats=False)
+    held, saved = _host_starts_unheard(table)
     _vote(table, heir, host)  # unseen of the START
     for datagram in held:
         heir.receive(datagram, 0, table.now)

@@ -123,8 +123,7 @@ def check_promise(sync: SyncPeer, hb: Heartbeat, op: Op) -> None:
     if author in sync.expelled and sync.expelled[author] <= op.seq:
         return
     sync.lies[author] = (hb, op)
-    expel_from(sync, author, op.seq, (hb, op), DropReason.BROKEN_PROMISE)
-    sync_delivery.deliver_ready(sync)
+    expel_from(sync, author, op.seq, (hb, op), DropReason.BROKEN_PROMISE)  # delivers what it frees
     # Everyone must reach the same verdict: relay the promise and the op that broke it.
     sync._outbox.append((BROADCAST, op.datagram()))
     sync._outbox.append((BROADCAST, seal(sync.key, evidence_body(sync.table, sync.me, [hb]))))

@@ -31,3 +31,22 @@ def test_heartbeats_stamped_earlier_cannot_push_out_the_latest_promise_unchecked
     assert peer.delivered(alice) == last.seq + 1
     assert peer.expelled.get(alice) == last.seq + 1
     assert peer.counters[DropReason.BROKEN_PROMISE] == 1
+
+
+def test_an_op_waiting_on_a_liars_later_op_is_delivered_the_moment_the_lie_is_proved() -> None:
+    # Alice's next op breaks a promise that has not arrived yet; the host's next op names
+    # one more of hers, which never comes, so it waits. The promise arrives: Alice is
+    # expelled from the lying op on, nobody waits for her ops from there, and the host's
+    # op is delivered in that same receive. (Seed 1201: without the delivery pass after
+    # the expulsion it waited for whatever datagram came next.)
+    peer = observer()
+    host, alice = IDS["host"], IDS["alice"]
+    last = peer.logs[alice][-1]
+    promise = heartbeat_body(TABLE, alice, last.lamport + 10, peer.vector(), b"")
+    peer.receive(next_op("alice", lamport=last.lamport + 5), "alice", 1.0)
+    had = peer.delivered(host)
+    peer.receive(next_op("host", deps=[had, last.seq + 2]), "host", 1.1)
+    assert peer.delivered(host) == had  # it waits for Alice's op last.seq + 2
+    peer.receive(seal(KEYS["alice"], promise), "alice", 1.2)
+    assert peer.expelled.get(alice) == last.seq + 1
+    assert peer.delivered(host) == had + 1

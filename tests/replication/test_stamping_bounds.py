@@ -53,3 +53,21 @@ def test_a_peer_whose_own_heartbeat_promised_the_step_bound_refuses_to_author() 
     with pytest.raises(LocalProtocolError, match="limit"):
         bob.author(Kind.LEAVE, 0, None)
     assert bob.delivered(bob.me) == history.peers["alice"].delivered(bob.me)
+
+
+def test_a_restored_peer_stamps_op_after_op_past_its_own_heartbeat_that_came_back() -> None:
+    # Bob's last heartbeat before the restart promised a time far past his clock now: his
+    # clock takes it in, so each op he signs is stamped past it and past the one before.
+    # (Seed 1201: without the clock taking it in, the second op was stamped like the first
+    # and refused as not after it.)
+    history = play_history()
+    bob = SyncPeer(KEYS["bob"], TABLE)
+    bob.load(history.datagrams())
+    promised = bob.clock.value + 1000
+    promise = heartbeat_body(TABLE, bob.me, promised, bob.vector(), b"")
+    bob.receive(seal(KEYS["bob"], promise), "bob's old socket", 1.0)
+    ready = [2, b"\x01" * 32, [], bytes(32), bytes(104)]  # for a round he does not play yet
+    first = bob.author(Kind.READY, 0, ready)
+    second = bob.author(Kind.READY, 0, ready)
+    assert promised < first.lamport < second.lamport
+    assert bob.logs[bob.me][-2:] == [first, second]

@@ -155,6 +155,7 @@ SYNC_TESTS: tuple[str, ...] = (
     "tests/protocol/test_restart_holds.py",
     "tests/replication/test_start_edges.py",
     "tests/protocol/test_gap_ranges.py",
+    "tests/protocol/test_expelled_digest.py",
 )
 #: ...and the modules whose concept only whole simulated tables exercise also by these
 #: (each a minute or more on a loaded host: a surviving mutant costs the whole subset).

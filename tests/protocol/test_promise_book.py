@@ -86,3 +86,27 @@ def test_each_heartbeat_is_relayed_once_and_a_newer_one_again() -> None:
     book.note(newer, delivered=1)
     assert book.to_relay(B) == [newer]
     assert book.to_relay(A) == []  # never our own (and nothing new anyway)
+
+
+def test_the_book_holds_a_heartbeat_naming_none_of_its_senders_ops_to_its_first_op() -> None:
+    # As `broken_promise` reads it: a heartbeat whose vector does not name its sender (an
+    # admitted joiner's, before its JOIN) is about its first op, and the book hands it
+    # over when op 1 is delivered (seed 1201: it was filed as a promise about op 2).
+    book = PromiseBook()
+    promise = _heartbeat(10, [(B, 2)])
+    book.note(promise, delivered=0)
+    assert book.due(_op(1, 11, [2, 0])) is promise
+
+
+def test_a_second_heartbeat_stamped_alike_does_not_replace_a_kept_promise() -> None:
+    # Only a later heartbeat replaces the promise kept about an op: one stamped at the same
+    # time (no honest peer signs two) cannot swap a weaker vector in for the one that binds
+    # the op's deps (seed 1201: `>` made `>=` let it).
+    book = PromiseBook()
+    strong = _heartbeat(10, [(A, 3), (B, 5)])
+    weak = _heartbeat(10, [(A, 3), (B, 1)])
+    book.note(strong, delivered=3)
+    book.note(weak, delivered=3)
+    kept = book.due(_op(4, 11, [2, 3]))
+    assert kept is strong
+    assert broken_promise(kept, _op(4, 11, [2, 3]), (B, A)) is not None

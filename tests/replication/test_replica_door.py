@@ -8,6 +8,9 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Hashable
 
+import pytest
+
+from nerts_p2p.game.errors import NertsError
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.table.replica import TableReplica
 from protocol.admission import HELLO_RETRY
@@ -131,3 +134,14 @@ def test_a_new_tables_first_heartbeat_carries_its_state_hash() -> None:
     ]
     assert beats
     assert beats[0].state_hash
+
+
+def test_a_joiner_that_has_not_heard_the_table_yet_is_told_so_and_knocks_nowhere() -> None:
+    # Before the OPEN there is no host to knock at: asking to join says why in words and
+    # sends nothing (seed 1201: without the check it knocked at nobody and waited).
+    host = _host()
+    joiner = _joiner(host)
+    with pytest.raises(NertsError, match="the table's OPEN has not arrived yet"):
+        joiner.join()
+    assert joiner.outgoing() == []
+    assert joiner.sync.admission.wanted is None

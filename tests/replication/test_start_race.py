@@ -134,7 +134,9 @@ def test_players_who_left_between_rounds_cannot_hold_up_the_next_start() -> None
     table = _after_round_one(5)
     leaving, staying = table.players[2:], table.players[:2]
     for replica in leaving:
-        replica.leave()
+        goodbye = replica.leave()  # the LEAVE it signed, as the shell stores and sends it
+        assert goodbye.kind == Kind.LEAVE
+        assert replica.sync.logs[replica.me][-1] is goodbye
     table.collect()
     table.deliver_all()
     for replica in leaving:  # their programs have quit: they hear and say nothing more

@@ -6,6 +6,8 @@ count. (Found by `tools.mutate`, seed 801, `nerts_p2p/table/playing.py` `play` a
 
 from __future__ import annotations
 
+import pytest
+
 from nerts_p2p.game.errors import Rejection, RejectReason
 from nerts_p2p.game.legal import legal_moves
 from nerts_p2p.game.moves import Move
@@ -33,12 +35,21 @@ def test_a_restored_player_is_refused_a_move_in_words_until_it_has_caught_up() -
     assert len(restored.sync.logs[restored.me]) == ours  # nothing signed
 
 
-def test_a_player_restarted_before_the_start_reveals_its_mix_nonce_from_its_ready() -> None:
+@pytest.mark.parametrize("seed_stored", [False, True])
+def test_a_player_restarted_before_the_start_reveals_its_mix_nonce_from_its_ready(
+    seed_stored: bool,
+) -> None:
     table = _table("restored-nonce")
     table.start_round(deliver=False)  # the START is signed, not yet delivered
     # The second player dies after its READY, before it hears the START: its mix nonce
-    # was only in memory.
-    restored = restored_from_store(table.players[1], "p1")
+    # was only in memory. Its deal seed may be back from the node's store (`resume` puts
+    # the store's seeds back), and the nonce must still come from the escrow (seed 1201:
+    # with one secret back, `and` made `or` took both for recovered).
+    old = table.players[1]
+    restored = restored_from_store(old, "p1")
+    if seed_stored:
+        restored.my_secrets[1] = old.my_secrets[1]
+    assert 1 not in restored.my_nonces
     table.players[1] = restored
     table.deliver_all()
     table.settle(1.5)  # it hears the table, catches up and may author again

@@ -12,6 +12,7 @@ imports are never mutated. A mutant is named by its module, the index of its mut
 from __future__ import annotations
 
 import ast
+import functools
 import random
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -335,10 +336,16 @@ def mutation_points(source: str, module: str) -> list[Mutant]:
     return points
 
 
+@functools.lru_cache(maxsize=4)
+def _as_unparsed(source: str) -> str:
+    """The original code as `mutate_source` writes it: made once per module, not per mutant."""
+    return ast.unparse(ast.parse(source))
+
+
 def is_valid(source: str, mutant: Mutant) -> bool:
     """The mutant compiles and is not the original code written differently."""
     text = mutate_source(source, mutant)
-    if text == ast.unparse(ast.parse(source)):
+    if text == _as_unparsed(source):
         return False
     try:
         compile(text, mutant.module, "exec")

@@ -485,6 +485,59 @@ def test_a_late_op_sorting_before_the_nerts_call_rolls_the_round_back_across_its
     assert len(results) == 1
 
 
+def test_a_late_op_sorting_just_before_the_call_leaves_the_call_the_op_that_ended_the_round() -> (
+    None
+):
+    # The other seat turns after seeing the ace, stamped below the call, and turns again
+    # after the call without having seen it. At the caller the first turn lands exactly
+    # where the call stood: the call is still what ended the round, so the second turn is
+    # in the air and counts. (Seed 1201, `fold_from`: with `>=` made `>` the refold kept
+    # the old end position, now the other seat's turn, and refused its next move as
+    # played after seeing the end.)
+    rules = Rules(seats=2, nerts_size=1)
+    seeds = [
+        seed_showing(rules, [], nerts_top="AS", label="caller/exact"),
+        seed_showing(rules, [], label="other/exact"),
+    ]
+    table = ManualTable(rules, seeds)
+    table.start_round()
+    table.settle(0.3)
+    caller, other = table.players
+    rnd = caller.current_round
+    assert rnd is not None
+    caller.play(Move(0, "play", rnd.state.seats[0].nerts_up[-1], FROM_NERTS, "f", NEW_FOUNDATION))
+    for _, datagram in caller.outgoing():
+        other.receive(datagram, 0, table.now)  # the other seat sees the ace
+    before_call = other.play(Move(1, "turn"))
+    held = [datagram for _, datagram in other.outgoing()]
+    for _ in range(5):
+        caller.sync.clock.tick()
+    call = caller.play(Move(0, "nerts"))
+    for _ in range(10):
+        other.sync.clock.tick()
+    in_the_air = other.play(Move(1, "turn"))
+    held += [datagram for _, datagram in other.outgoing()]
+    assert isinstance(before_call, Op)
+    assert isinstance(call, Op)
+    assert isinstance(in_the_air, Op)
+    assert before_call.lamport < call.lamport < in_the_air.lamport
+    for datagram in held:
+        caller.receive(datagram, 1, table.now)
+    table.collect()
+    table.deliver_all()
+    table.settle(2.0)
+    for player in table.players:
+        r = player.current_round
+        assert r is not None
+        assert r.end_position is not None
+        assert r.steps[r.end_position].op.hash == call.hash
+        steps = {s.op.hash: s for s in r.steps}
+        assert steps[before_call.hash].applied
+        assert steps[in_the_air.hash].applied, steps[in_the_air.hash].reason
+        assert steps[in_the_air.hash].in_the_air is True
+        assert len(r.state.seats[1].waste) == 6, "both turns counted"
+
+
 # --- starting a round ----------------------------------------------------------------------
 
 

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Hashable
+
 import pytest
 
 from nerts_p2p.game.moves import FROM_NERTS, NEW_FOUNDATION, Move
 from nerts_p2p.game.position import state_hash
 from nerts_p2p.game.rules import Rules
-from nerts_p2p.table.replica import RoundEnded, RoundFinal
+from nerts_p2p.table.replica import RoundEnded, RoundFinal, TableReplica
 from protocol.errors import LocalProtocolError
 from protocol.messages import Kind
-from tests.replication.table_helpers import ManualTable, seed_showing
+from tests.replication.table_helpers import (
+    ManualTable,
+    call_nerts,
+    one_card_nerts_table,
+    seed_showing,
+)
 
 
 def _finals(table: ManualTable) -> list[RoundFinal]:
@@ -131,3 +138,42 @@ def test_a_spectator_folds_the_round_and_reaches_the_same_result() -> None:
     spectator = table.players[2]
     assert spectator.seat is None
     assert spectator.play(Move(0, "turn")).reason.value == "no_such_seat"  # type: ignore[union-attr]
+
+
+def test_a_round_is_final_the_moment_every_reveal_is_in_the_stable_prefix() -> None:
+    # PROTOCOL.md 7: an op is stable exactly when its Lamport time is within the round's
+    # stable bound, a REVEAL at the bound too. Checked after every receive and tick of
+    # every peer while the round ends and is revealed. (Seed 1201, `reveals_stable`:
+    # with `<=` made `<`, a REVEAL stamped at the bound held the result back a heartbeat.)
+    table = one_card_nerts_table("final-at-bound")
+    late: list[str] = []
+
+    def watch(replica: TableReplica) -> None:
+        receive, tick = replica.receive, replica.tick
+
+        def check(where: str) -> None:
+            rnd = replica.rounds[1]
+            if rnd.final is not None or not rnd.end_is_stable():
+                return
+            stable = rnd.log.stable_count()
+            players = [a for a in rnd.seat_of if rnd.log.counts_author(a)]
+            placed = [rnd.log.ops.index(rnd.reveals[a]) for a in players if a in rnd.reveals]
+            if len(placed) == len(players) and all(at < stable for at in placed):
+                late.append(f"{replica.name} after a {where}")
+
+        def checked_receive(datagram: bytes, source: Hashable, now: float) -> None:
+            receive(datagram, source, now)
+            check("receive")
+
+        def checked_tick(now: float) -> None:
+            tick(now)
+            check("tick")
+
+        replica.receive = checked_receive  # type: ignore[method-assign]
+        replica.tick = checked_tick  # type: ignore[method-assign]
+
+    for replica in table.players:
+        watch(replica)
+    call_nerts(table, settle=3.0)
+    assert all(replica.rounds[1].final is not None for replica in table.players)
+    assert late == [], "every reveal was stable, and the round not final"

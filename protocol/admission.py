@@ -495,6 +495,10 @@ class Admission:
         self._source_life[origin(source)] += 1
         sync.peers[joiner] = source  # what we broadcast reaches it, and it may catch up
         self._verdict(source, joiner, op.seq, 0)
+        if sync._last_heartbeat is not None:
+            # What the table holds (our latest heartbeat, again): the joiner asks for it
+            # now, and for the ops our ADMIT waits on, rather than at our next heartbeat.
+            sync.send_to(source, sync._last_heartbeat)
 
     def _refuse(self, source: Hashable, joiner: bytes, reason: Refusal) -> None:
         self.refused_count[reason] += 1

@@ -180,6 +180,11 @@ class SyncPeer:
         self.resuming: Resuming | None = None
         self.promises = PromiseBook()
         self._held_hashes: set[bytes] = set()  # op hashes delivered or parked here
+        #: op hash -> the op that vouched for it, for ops taken without their own signature
+        #: checked (`sync_vouchers`); and those whose own signature was found bad
+        self._vouched: dict[bytes, Op] = {}
+        self._garbled: set[bytes] = set()
+        self._last_heartbeat: bytes | None = None  # the datagram of our latest heartbeat
         self.lies: dict[bytes, tuple[Heartbeat, Op]] = {}  # author -> promise and the op
         self.revealed: set[tuple[int, bytes]] = set()  # (round, author) with a REVEAL
         #: The game's own checks of an op (rules, cards shown), on its causal past only: a
@@ -306,6 +311,10 @@ class SyncPeer:
         sync_delivery.deliver(self, op, authored=True)
         self._outbox.append((BROADCAST, op.datagram()))
         sync_membership.resolve_departures(self)
+        if kind == Kinds.JOIN:
+            # A newcomer says at once what it holds: the table pushes it ops and tells it
+            # what to ask for, without waiting for our next heartbeat.
+            sync_heartbeats.heartbeat(self, self._now)
         return op
 
     # --- receiving ---------------------------------------------------------------------
@@ -338,6 +347,7 @@ class SyncPeer:
         """A decoded message, from step 6 of the gate on."""
         if isinstance(message, Op):
             sync_parking.receive_op(self, message, source, now)
+            sync_requests.ask_for_gap(self, message, source, now)
             return
         if isinstance(message, Batch | Evidence):
             # Relays: every op and heartbeat inside is signed by its own author and checked

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import sync_delivery, sync_heartbeats, sync_liveness
+from . import sync_delivery, sync_heartbeats, sync_liveness, sync_requests
 from .clocks import VersionVector
 from .envelope import seal
 from .errors import DropReason, RemoteProtocolError
@@ -19,6 +19,7 @@ from .messages import Evidence, Heartbeat, Op, decode_heartbeat, evidence_body
 from .promises import broken_promise
 from .sync_events import AuthorExpelled
 from .sync_limits import BROADCAST
+from .sync_vouchers import relayable
 
 if TYPE_CHECKING:
     from .sync import SyncPeer
@@ -30,9 +31,21 @@ def expel(sync: SyncPeer, first: Op, second: Op) -> None:
         return
     sync.evidence[author] = (first, second)
     expel_from(sync, author, seq, (first, second), DropReason.EQUIVOCATION)
-    # Everyone must learn it: relay both versions.
-    sync._outbox.append((BROADCAST, first.datagram()))
-    sync._outbox.append((BROADCAST, second.datagram()))
+    # Everyone must learn it: relay both versions (after the op that vouches for one,
+    # if its own signature does not verify: `sync_vouchers`).
+    relay(sync, [first, second])
+
+
+def relay(sync: SyncPeer, ops: list[Op]) -> None:
+    """Each op in a datagram of its own to everyone; any op vouched for and not signed
+    alone goes in one BATCH with its vouchers instead, so a receiver holds the voucher when
+    it takes the op."""
+    ready = relayable(sync, ops)
+    if len(ready) == len(ops):
+        for op in ops:
+            sync._outbox.append((BROADCAST, op.datagram()))
+    else:
+        sync_requests.send_ops(sync, BROADCAST, ready)
 
 
 def expel_from(
@@ -125,5 +138,5 @@ def check_promise(sync: SyncPeer, hb: Heartbeat, op: Op) -> None:
     sync.lies[author] = (hb, op)
     expel_from(sync, author, op.seq, (hb, op), DropReason.BROKEN_PROMISE)  # delivers what it frees
     # Everyone must reach the same verdict: relay the promise and the op that broke it.
-    sync._outbox.append((BROADCAST, op.datagram()))
+    relay(sync, [op])
     sync._outbox.append((BROADCAST, seal(sync.key, evidence_body(sync.table, sync.me, [hb]))))

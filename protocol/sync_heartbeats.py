@@ -68,12 +68,9 @@ def heartbeat(sync: SyncPeer, now: float) -> None:
     for epoch in sync.epochs.values():
         epoch.hear(sync.me, lamport)
     sync_membership.resolve_departures(sync)
-    sync._outbox.append(
-        (
-            BROADCAST,
-            seal(sync.key, heartbeat_body(sync.table, sync.me, lamport, vector, state_hash)),
-        )
-    )
+    datagram = seal(sync.key, heartbeat_body(sync.table, sync.me, lamport, vector, state_hash))
+    sync._outbox.append((BROADCAST, datagram))
+    sync._last_heartbeat = datagram
     sync._ticks += 1
     if sync._ticks % RELAY_EVERY == 0:
         relay_heartbeats(sync)
@@ -141,6 +138,11 @@ def on_heartbeat(sync: SyncPeer, hb: Heartbeat, source: Hashable, now: float) ->
             MAX_PUSH,
         )
         sync_requests.send_ops(sync, source, push)
+        if len(push) == MAX_PUSH and sync._last_heartbeat is not None:
+            # Far behind (a joiner, a peer back from a split): the push is a start, and our
+            # latest heartbeat, again, to it alone tells it what to ask us for now rather
+            # than at our next heartbeat. (The same promise: nothing new is promised.)
+            sync._outbox.append((source, sync._last_heartbeat))
     sync_membership.resolve_departures(sync)
 
 

@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING
 from . import sync_delivery, sync_evidence, sync_requests
 from .errors import DropReason, RemoteProtocolError
 from .messages import Batch, Kinds, Op, decode_op
-from .signing import key_id, op_hash, verify
+from .signing import key_id, op_hash
 from .sync_limits import MAX_AWAITING, MAX_AWAITING_PER_AUTHOR, MAX_PENDING, MAX_PENDING_PER_AUTHOR
+from .sync_vouchers import Vouchers, authenticate, taking_order
 
 if TYPE_CHECKING:
     from .sync import SyncPeer
@@ -27,13 +28,15 @@ _KEY_CARRIERS = frozenset({Kinds.OPEN, Kinds.JOIN})
 
 
 def on_batch(sync: SyncPeer, message: Batch, source: Hashable, now: float) -> None:
-    """Ops relayed by anyone: each is checked on its own."""
+    """Ops relayed by anyone: each is checked on its own, each author's highest seq first,
+    so that one signature vouches for the run below it (`sync_vouchers`)."""
     # A batch from a stranger is fine: every op in it is checked on its own.
     # What counts toward an answer: ops we now hold (delivered or parked), new or not. An op
     # dropped here (junk, or an expelled author's) does not: asking again at once for
     # what we will never hold would only loop.
     genuine = 0
     held_hashes, table, counters = sync._held_hashes, sync.table, sync.counters
+    fresh: list[Op] = []
     for body, signature in message.ops:
         held = op_hash(body)
         if held in held_hashes:
@@ -44,16 +47,29 @@ def on_batch(sync: SyncPeer, message: Batch, source: Hashable, now: float) -> No
             genuine += 1
             continue
         try:
-            op = decode_op(body, signature, table=table, body_hash=held)
-            receive_op(sync, op, source, now)
+            fresh.append(decode_op(body, signature, table=table, body_hash=held))
         except RemoteProtocolError as exc:
             counters.count_error(exc)
-        genuine += held in held_hashes
+    fresh.sort(key=taking_order)
+    vouchers: Vouchers = {}
+    for op in fresh:
+        try:
+            if receive_op(sync, op, source, now, vouchers):
+                vouchers[op.author, op.seq] = op
+        except RemoteProtocolError as exc:
+            counters.count_error(exc)
+    # Counted once the whole batch is in: an op parked for its author's key is held only
+    # once the batch's first op of that author (below it, so taken after it) brought it.
+    genuine += sum(op.hash in held_hashes for op in fresh)
     if source in sync._asking:
         sync_requests.answer_arrived(sync, source, genuine, now)
 
 
-def receive_op(sync: SyncPeer, op: Op, source: Hashable, now: float) -> None:
+def receive_op(
+    sync: SyncPeer, op: Op, source: Hashable, now: float, batch: Vouchers | None = None
+) -> bool:
+    """Take one op: True if it is authentic and held here now (or was already), so it may
+    vouch for its author's op below it in the same BATCH (`batch`: those so far)."""
     # Every op that reaches a peer passes here (a catching-up one, the whole table's):
     # `held`, `SyncPeer.delivered` and `pending_total` are written out.
     author, seq = op.author, op.seq
@@ -66,16 +82,16 @@ def receive_op(sync: SyncPeer, op: Op, source: Hashable, now: float) -> None:
             # Duplication is normal on a LAN and harmless; counted, never an error.
             sync.duplicates += 1
             sync.counters.count(_REPLAYED)
-            return
+            return True
         public_key = sync.keys.get(author)
         if public_key is None:
             raise RemoteProtocolError(DropReason.UNKNOWN_AUTHOR, "unknown author")
-        verify(public_key, op.body, op.signature)
+        authenticate(sync, op, public_key, batch)
         sync_evidence.expel(sync, known, op)
-        return
+        return True
     expelled = sync.expelled
     if author in expelled and seq >= expelled[author]:
-        return
+        return False
     kind = op.kind
     carried = op.payload[0] if kind in _KEY_CARRIERS else None  # `Op.public_key`
     public_key = carried or sync.keys.get(author)
@@ -95,8 +111,8 @@ def receive_op(sync: SyncPeer, op: Op, source: Hashable, now: float) -> None:
             parked = sync.awaiting_key.get(author, [])
         sync.awaiting_key[author] = [*parked, op]
         sync.request(source, [(author, 1, 1)], now)
-        return
-    verify(public_key, op.body, op.signature)
+        return False
+    authenticate(sync, op, public_key, batch)
     if carried is not None or kind == Kinds.ADMIT:
         introduced = [(author, carried)] if carried is not None else []
         if kind == Kinds.ADMIT:
@@ -116,7 +132,7 @@ def receive_op(sync: SyncPeer, op: Op, source: Hashable, now: float) -> None:
         log = sync.logs.get(author)
         delivered = len(log) if log else 0
     if seq <= delivered:
-        return  # a different body would have been caught above as equivocation
+        return True  # a different body would have been caught above as equivocation
     if log and seq == delivered + 1 and op.prev != log[-1].hash and source is not None:
         # Signed on top of an op seq-1 that is not the one we hold: its sender may hold
         # that other op. Asked for, it is the proof of an equivocation that equal
@@ -134,6 +150,7 @@ def receive_op(sync: SyncPeer, op: Op, source: Hashable, now: float) -> None:
     # Else it waits behind an earlier op of its author, and nothing that could let any
     # parked op through has happened since they were all looked at: a catching-up peer
     # parks most of what it is sent, and each look goes over every author's queue.
+    return True
 
 
 def awaiting_total(sync: SyncPeer) -> int:

@@ -17,6 +17,7 @@ from .clocks import VersionVector
 from .envelope import seal
 from .messages import MAX_BATCH, MAX_RANGES, Op, Request, batch_body, evidence_body, request_body
 from .sync_limits import MAX_ASKING, MAX_REPLY, MAX_REQUESTED
+from .sync_vouchers import relayable, taking_order
 
 if TYPE_CHECKING:
     from .sync import SyncPeer
@@ -111,14 +112,32 @@ def answer_arrived(sync: SyncPeer, source: Hashable, ops: int, now: float) -> No
         sync._asking[source] = (authors, expected, received)
         return
     del sync._asking[source]
+    # Answered in full: these authors may be asked about again at once (the first op a
+    # joiner asks the host for comes before any heartbeat, and must not hold back the
+    # host's chain until the retry runs out).
+    for author in authors:
+        sync._requested.pop(author, None)
     offered = sync._offered.get(source)
     if offered is None:
         return
-    for author in authors:
-        sync._requested.pop(author, None)
     wanted = gaps(sync, offered)
     if wanted:
         sync.request(source, wanted, now)
+
+
+def ask_for_gap(sync: SyncPeer, op: Op, source: Hashable, now: float) -> None:
+    """An op that came alone and waits behind a gap in its author's chain (a datagram lost,
+    or the host's ADMIT of a joiner that holds only the OPEN): ask its sender for the gap
+    at once. It holds the ops below (it delivered them, or it is their author), and the
+    next heartbeat is up to an interval away. (Not for a BATCH's ops: the ops below them are
+    most likely in the same answer.)"""
+    parked = sync.pending.get(op.author)
+    if parked is None or op.seq not in parked:
+        return
+    first = sync.delivered(op.author) + 1
+    last = min([seq for seq in parked if seq >= first], default=op.seq) - 1
+    if first <= last:
+        sync.request(source, [(op.author, first, last)], now)
 
 
 def on_request(sync: SyncPeer, request: Request, source: Hashable, *, first_ops_only: bool) -> None:
@@ -150,10 +169,12 @@ def on_request(sync: SyncPeer, request: Request, source: Hashable, *, first_ops_
 
 
 def send_ops(sync: SyncPeer, destination: Hashable, ops: Sequence[Op]) -> None:
-    """Pack ops into BATCH datagrams of at most 1200 bytes."""
+    """Pack ops into BATCH datagrams of at most 1200 bytes, in the order a receiver takes
+    them (`sync_vouchers.taking_order`): it verifies one signature per run of an author's
+    ops and the op above vouches for the rest, across the datagrams of an answer too."""
     batch: list[Op] = []
     size = 0
-    for op in ops:
+    for op in sorted(relayable(sync, ops), key=taking_order):
         cost = len(op.body) + 64 + 8
         if cost > 1000:
             # Too big to share a BATCH (an op body may take up to MAX_BODY bytes, and a

@@ -957,13 +957,43 @@ def _handshake_step(name: str, datagram: bytes, signer: SigningKeyPair) -> dict[
     }
 
 
+def voucher_vectors() -> tuple[list[Vector], list[Vector]]:
+    """PROTOCOL.md 4, step 6: an op whose own signature is garbled is authentic when its
+    author's next op, in the same BATCH, names it by `prev` (Bob's READY for round 2, then
+    his LEAVE, relayed by Alice); not when that next op names another body."""
+    h = play_history()
+    context = h.datagrams()
+    other = h.body("bob", Kind.READY, 0, ready_payload("bob", 2, list(reversed(BOB_SHOWN))))
+    ready = h.author("bob", Kind.READY, 0, ready_payload("bob", 2, BOB_SHOWN))
+    leave = h.author("bob", Kind.LEAVE, 0, None)
+    alice = KEYS["alice"]
+
+    def relay(garbled: bytes) -> bytes:
+        ops = [[garbled, bytes(64)], [leave.body, leave.signature]]
+        return seal(alice, [int(Kind.BATCH), TABLE, alice.key_id, ops])
+
+    return (
+        [Vector("batch_vouched", relay(ready.body), alice, None, context)],
+        [
+            Vector(
+                "batch_vouched_for_another_body",
+                relay(pack(other)),
+                alice,
+                DropReason.BAD_SIGNATURE,
+                context,
+            )
+        ],
+    )
+
+
 def build() -> dict[str, str]:
     """File name -> the exact text of each vector file."""
     h = play_history()
+    vouched, not_vouched = voucher_vectors()
     groups = {
         "ops.json": op_vectors(h),
-        "sync.json": sync_vectors(h),
-        "invalid.json": invalid_vectors(h),
+        "sync.json": sync_vectors(h) + vouched,
+        "invalid.json": invalid_vectors(h) + not_vouched,
         "departure.json": departure_and_tie_vectors(h),
         "start_race.json": start_race_vectors(),
     }

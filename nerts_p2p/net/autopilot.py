@@ -66,7 +66,13 @@ class Autopilot:
         """Play until the match is over here (the caller decides how long to linger)."""
         while not self.match_over():
             delay = self.step(trio.current_time())
-            await trio.sleep(delay)
+            if self.node.replica.is_member:
+                await trio.sleep(delay)
+            else:
+                # Joining: answered the moment the OPEN (or the host's ADMIT) is in, not at
+                # the next look, which a spectator catching up would otherwise wait for.
+                with trio.move_on_after(delay):
+                    await self.node.wait_news()
 
     def step(self, now: float) -> float:
         """One look at the table; returns how long to wait before the next."""

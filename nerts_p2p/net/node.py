@@ -154,6 +154,7 @@ class TableNode:
         self._urgent: deque[tuple[bytes, Address]] = deque()
         self._bulk: deque[tuple[bytes, Address]] = deque()
         self._sender_idle = trio.lowlevel.ParkingLot()
+        self._news = trio.lowlevel.ParkingLot()  # who waits for the next datagram taken
         #: The transport's synchronous send, if it has one (`UdpTransport.send_now`).
         self._send_now: Callable[[bytes, Address], bool] | None = getattr(
             self.transport, "send_now", None
@@ -261,6 +262,12 @@ class TableNode:
                 self._check_version(datagram, source)
             self.replica.receive(datagram, source, now)
         self._flush()
+        self._news.unpark_all()
+
+    async def wait_news(self) -> None:
+        """Return once the next datagram has been taken (the application's lobby waits
+        this way for the table's OPEN and the host's ADMIT instead of looking again later)."""
+        await self._news.park()
 
     async def _timer(self) -> None:
         interval = self.replica.sync.heartbeat_interval

@@ -24,6 +24,7 @@ from nerts_p2p.table.replica import RoundFinal, TableReplica
 from protocol.errors import DropReason
 from protocol.messages import SPECTATOR, Op
 from protocol.signing import SigningKeyPair
+from protocol.sync_vouchers import relayable
 
 REPLAY_FORMAT: Final = 1
 #: "Heard past everything": a finished log gets no more ops, so every participant's horizon
@@ -52,11 +53,12 @@ def save_replay(folder: Path, replica: TableReplica, *, table_name: str) -> Path
 
 def all_ops(replica: TableReplica) -> Iterable[Op]:
     """Every delivered op, in an order that delivers them at once (by Lamport time), and
-    the evidence of any equivocation (both versions)."""
+    the evidence of any equivocation (both versions); an op taken on a voucher whose own
+    signature does not verify comes after its voucher, as it is relayed (PROTOCOL.md 4)."""
     ops = [op for log in replica.sync.logs.values() for op in log]
     ops.sort(key=lambda op: (op.lamport, op.author, op.seq))
     evidence = [op for pair in replica.sync.evidence.values() for op in pair]
-    return [*ops, *evidence]
+    return relayable(replica.sync, [*ops, *evidence])
 
 
 @dataclass

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import random
+
 from client.window.practice import GO_DELAY, MAX_DEFERRAL, PracticeTable, practice_table
 from client.window.replay_file import replay_from_json, replay_to_json
 from client.window.session import LOBBY, PLAYING, SCORED, RaceLostNotice, RoundScoredNotice
-from nerts_p2p.game.bots import CASUAL, EXPERT
+from nerts_p2p.game.bots import CASUAL, EXPERT, BotPlayer
 from nerts_p2p.game.cards import parse_face
 from nerts_p2p.game.errors import Rejection
 from nerts_p2p.game.legal import legal_moves
@@ -142,11 +144,20 @@ def test_a_lost_foundation_race_goes_back_and_says_who_was_first() -> None:
 def test_a_round_plays_to_its_score_and_the_next_round_is_dealt() -> None:
     table = practice_table(3, EXPERT, seed=21)
     notices: list[object] = []
-    for _ in range(240 * 60):
+    # The person at the window plays too, a move every half second (else the round may
+    # never end: two bots stuck wait for the third seat, which is ours, to say so).
+    person = BotPlayer(EXPERT, -1, random.Random(21))
+    for frame in range(240 * 60):
         table.advance(table.now + FRAME)
         notices += table.notices()
-        if table.view().phase == SCORED:
+        view = table.view()
+        if view.phase == SCORED:
             break
+        if frame % 30 == 0 and view.phase == PLAYING and view.state and view.my_seat is not None:
+            person.seat = view.my_seat
+            move = person.act(view.state)
+            if move is not None:
+                table.submit(move)
     view = table.view()
     assert view.phase == SCORED
     scored = [n for n in notices if isinstance(n, RoundScoredNotice)]

@@ -45,7 +45,11 @@ def test_a_peer_that_lacks_50_ops_is_pushed_32_of_them_per_heartbeat() -> None:
         if isinstance(message, Batch):
             assert destination == 1
             pushed += [decode_op(b, s, table=mover.sync.table) for b, s in message.ops]
-    assert [(op.author, op.seq) for op in pushed] == [(mover.me, have + k) for k in range(1, 33)]
+    # The 32 oldest it lacks, highest seq first: the receiver verifies the top op and the
+    # op above vouches for each below it (PROTOCOL.md 4, step 6).
+    assert [(op.author, op.seq) for op in pushed] == [
+        (mover.me, have + k) for k in range(32, 0, -1)
+    ]
 
 
 def test_one_author_may_have_512_ops_waiting_and_not_one_more() -> None:

@@ -389,6 +389,12 @@ def test_a_heartbeat_naming_seq_two_to_the_32_is_answered_at_once() -> None:
     parked = seal(KEYS["alice"], HISTORY.body("alice", Kind.LEAVE, 0, None, seq=have + 3))
     peer.receive(parked, "alice", 1.0)  # waits for her ops have+1 and have+2
     assert peer.delivered(alice) == have
+    # (Its sender is asked for the gap at once: it holds what is below the op it sent.)
+    (gap,) = [
+        decode(d, table=TABLE) for destination, d in peer.outgoing() if destination == "alice"
+    ]
+    assert isinstance(gap, Request)
+    assert [tuple(r) for r in gap.ranges] == [(alice, have + 1, have + 2)]
     vector = [(a, 2**32 - 1 if a == alice else n) for a, n in peer.vector()]
     lie = seal(KEYS["bob"], heartbeat_body(TABLE, IDS["bob"], 50, vector, b""))
     peer.receive(lie, "bob", 2.0)

@@ -395,8 +395,9 @@ def swap_op(
 
 def invalid_copies(op: Op, previous: Op, key: SigningKeyPair) -> Callable[[], tuple[bytes, bytes]]:
     """Copies of `op` that every peer rejects, in turn: validly signed but stamped no later
-    than `previous` (the author's op seq-1: `backdated`), and the body with a signature of
-    zero bytes (`bad_signature`)."""
+    than `previous` (the author's op seq-1: `backdated`), and that body with a signature of
+    zero bytes (`bad_signature`). Not `op`'s own body with a bad signature: the author's
+    next op names that body by `prev`, which vouches for it (PROTOCOL.md 4, step 6)."""
     backdated = reauthor(op, key, lamport=previous.lamport)
     turn = [0]
 
@@ -404,7 +405,7 @@ def invalid_copies(op: Op, previous: Op, key: SigningKeyPair) -> Callable[[], tu
         turn[0] += 1
         if turn[0] % 2:
             return backdated.body, backdated.signature
-        return op.body, bytes(64)
+        return backdated.body, bytes(64)
 
     return copy
 

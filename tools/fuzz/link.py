@@ -34,6 +34,7 @@ from protocol.errors import RemoteProtocolError
 from protocol.messages import SPECTATOR, Heartbeat, Op, evidence_body
 from protocol.signing import SigningKeyPair, verify
 from protocol.sync import SyncPeer
+from protocol.sync_vouchers import relayable
 from tools.fuzz.findings import Finding
 from tools.fuzz.schedule import Fault, Schedule, ScheduleShape, generate
 from tools.fuzz.shrink import ddmin
@@ -194,11 +195,28 @@ def forged_ops(sync: SyncPeer, keys: dict[bytes, bytes], since: dict[bytes, int]
                     " whose signature does not verify"
                 )
     for what, op in held:
-        if not _verifies(keys.get(op.author) or sync.keys.get(op.author), op):
+        if not _authentic(sync, keys, op):
             found.append(
                 f"{what} op {op.seq} of {op.author.hex()}, whose signature does not verify"
+                " and that no op of its author vouches for"
             )
     return found
+
+
+def _authentic(sync: SyncPeer, keys: dict[bytes, bytes], op: Op) -> bool:
+    """PROTOCOL.md 4, step 6: its signature verifies, or its author's next op names it by
+    `prev` and is authentic itself. The peer names the voucher it took (`_vouched`); the
+    voucher is checked here as any op is, so a peer that names a false one is caught."""
+    while not _verifies(keys.get(op.author) or sync.keys.get(op.author), op):
+        voucher = sync._vouched.get(op.hash)
+        if voucher is None or (voucher.author, voucher.seq, voucher.prev) != (
+            op.author,
+            op.seq + 1,
+            op.hash,
+        ):
+            return False
+        op = voucher
+    return True
 
 
 def _verifies(public_key: bytes | None, signed: Op | Heartbeat) -> bool:
@@ -232,11 +250,11 @@ def _check_refold(table: FuzzTable) -> None:
         role=SPECTATOR,
         randomness=seeded_bytes("refold"),
     )
-    for op in ops:
+    # An op taken on a voucher and not signed alone comes after its voucher, as any peer
+    # relays it (PROTOCOL.md 4, step 6).
+    sync = source.replica.sync
+    for op in relayable(sync, [*ops, *(op for pair in sync.evidence.values() for op in pair)]):
         fresh.receive(op.datagram(), "ref", table.now)
-    for first, second in source.replica.sync.evidence.values():
-        fresh.receive(first.datagram(), "ref", table.now)
-        fresh.receive(second.datagram(), "ref", table.now)
     # A broken promise is proof too: the promise (relayed as EVIDENCE) and the op.
     relay = SigningKeyPair(b"\x02" * 32)
     for promise, broken in source.replica.sync.lies.values():

@@ -1,13 +1,21 @@
 """Mutation testing of the core: does the suite notice when the code is subtly wrong?
 
     .venv/bin/python -m tools.mutate [--module nerts_p2p/game/engine.py ...] [--sample N]
-                                     [--seed S] [--timeout SECONDS] [--fail-under PCT] [--json]
+                                     [--seed S] [--timeout SECONDS] [--fail-under PCT]
+                                     [--jobs N] [--no-coverage] [--json]
 
 Each mutant is one small change to one core module (a comparison, boolean or arithmetic
 operator swapped, a constant off by one, a condition negated, a returned value replaced, a
 statement deleted). The module's own test subset (`TEST_SUBSETS`) runs against it with `-x`;
 the mutant is *killed* if a test fails (or errors, or runs past the per-mutant timeout: an
 infinite loop is caught that way) and *survives* if every test passes.
+
+Only the tests of the subset that run one of the mutant's lines run (fastest first): which
+test runs which line is recorded once for the modules sharing a subset, under a line tracer
+in a forked run, and cached in `.mutation-cache/` until a source file changes. A mutant on a
+line run at import runs the whole subset; one no test runs survives without a run ("no test
+runs this line"). `--no-coverage` runs the whole subset for every mutant. `--jobs N` runs N
+fork servers, each on its own copy of the tree.
 
 Mutants (`tools/mutants.py`) are written into a temporary copy of the source tree, never
 into the worktree, so an interrupted campaign (Ctrl-C included) leaves nothing mutated

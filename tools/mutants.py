@@ -336,6 +336,48 @@ def mutation_points(source: str, module: str) -> list[Mutant]:
     return points
 
 
+def _span(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> set[int]:
+    while not hasattr(node, "lineno") and node in parents:
+        node = parents[node]  # a comprehension has no position of its own
+    first = int(getattr(node, "lineno", 0))
+    return set(range(first, int(getattr(node, "end_lineno", None) or first) + 1))
+
+
+def _header(statement: ast.stmt | ast.excepthandler) -> set[int]:
+    """The lines of a statement that run when it starts: all of a simple statement's; of a
+    compound one (`if`, `for`, `def`, `except`...) its decorators, test, iterable,
+    signature... but not its body."""
+    first = min([statement.lineno, *(d.lineno for d in getattr(statement, "decorator_list", ()))])
+    last = statement.lineno
+    for child in ast.iter_child_nodes(statement):
+        if isinstance(child, ast.stmt | ast.excepthandler | ast.match_case):
+            continue  # a block: the statement's body, else, handlers or cases
+        for part in ast.walk(child):
+            last = max(last, int(getattr(part, "end_lineno", None) or 0))
+    return set(range(first, last + 1))
+
+
+def _lines_to_run(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> tuple[int, ...]:
+    """The lines a test must run for a mutant of `node` to make a difference: the node's
+    own, and those of the statement it is part of (a statement spanning lines may run
+    without a line event for the node's own line: `(1,\n 2)` is one folded constant)."""
+    lines = _span(node, parents)
+    around: ast.AST | None = node
+    while around is not None and not isinstance(around, ast.stmt | ast.excepthandler):
+        around = parents.get(around)
+    if around is not None:
+        lines |= _header(around)
+    return tuple(sorted(lines))
+
+
+def mutation_lines(source: str) -> list[tuple[int, ...]]:
+    """For each mutation point (by `Mutant.index`), the lines a test must run for its mutant
+    to make a difference (`_lines_to_run`): a test that runs none of them cannot kill it."""
+    tree = ast.parse(source)
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    return [_lines_to_run(node, parents) for node, *_ in _points(tree)]
+
+
 @functools.lru_cache(maxsize=4)
 def _as_unparsed(source: str) -> str:
     """The original code as `mutate_source` writes it: made once per module, not per mutant."""

@@ -1,13 +1,21 @@
 """Mutation testing of the core: does the suite notice when the code is subtly wrong?
 
     .venv/bin/python -m tools.mutate [--module nerts_p2p/game/engine.py ...] [--sample N]
-                                     [--seed S] [--timeout SECONDS] [--fail-under PCT] [--json]
+                                     [--seed S] [--timeout SECONDS] [--fail-under PCT]
+                                     [--jobs N] [--no-coverage] [--json]
 
 Each mutant is one small change to one core module (a comparison, boolean or arithmetic
 operator swapped, a constant off by one, a condition negated, a returned value replaced, a
 statement deleted). The module's own test subset (`TEST_SUBSETS`) runs against it with `-x`;
 the mutant is *killed* if a test fails (or errors, or runs past the per-mutant timeout: an
 infinite loop is caught that way) and *survives* if every test passes.
+
+Only the tests of the subset that run one of the mutant's lines run (fastest first): which
+test runs which line is recorded once for the modules sharing a subset, under a line tracer
+in a forked run, and cached in `.mutation-cache/` until a source file changes. A mutant on a
+line run at import runs the whole subset; one no test runs survives without a run ("no test
+runs this line"). `--no-coverage` runs the whole subset for every mutant. `--jobs N` runs N
+fork servers, each on its own copy of the tree.
 
 Mutants (`tools/mutants.py`) are written into a temporary copy of the source tree, never
 into the worktree, so an interrupted campaign (Ctrl-C included) leaves nothing mutated
@@ -25,8 +33,14 @@ This is a campaign, not part of `make test` (docs/MUTATION.md has the figures).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fnmatch
+import functools
+import hashlib
 import json
 import os
+import posixpath
+import queue
 import random
 import re
 import shutil
@@ -34,13 +48,20 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO, TypeVar
 
-from tools.mutants import Mutant, generate_mutants, mutate_source, mutation_points
+from tools.mutants import (
+    Mutant,
+    generate_mutants,
+    mutate_source,
+    mutation_lines,
+    mutation_points,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -268,6 +289,12 @@ _MUTATION = re.compile(
 #: many times the slowest of them (plus a margin for a loaded host).
 TIMEOUT_FACTOR = 4.0
 TIMEOUT_MARGIN = 10.0
+#: Recording which test runs which line traces every call: its timeout is this many times
+#: the clean runs of the subsets recorded, plus a margin.
+RECORD_FACTOR = 10.0
+RECORD_MARGIN = 60.0
+#: At the root of the tree: recordings kept between campaigns (in .gitignore).
+CACHE_DIR = ".mutation-cache"
 
 
 # --- running them -------------------------------------------------------------------------
@@ -278,6 +305,7 @@ class MutantResult:
     mutant: Mutant
     outcome: str  # "killed", "timeout" (counts as killed) or "survived"
     equivalent: bool = False
+    no_test: bool = False  # survived because no test runs a line of it (nothing was run)
 
     @property
     def killed(self) -> bool:
@@ -343,13 +371,16 @@ def is_listed(mutant: Mutant, equivalent: set[str]) -> bool:
     return mutant.key in equivalent or mutant.scoped_key in equivalent
 
 
-def _copy_tree(root: Path, into: Path) -> Path:
-    target = into / "tree"
-    ignore = shutil.ignore_patterns(
-        ".venv", ".git", "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache",
-        ".hypothesis", "*.egg-info",
-    )  # fmt: skip
-    shutil.copytree(root, target, ignore=ignore)
+#: Never copied into the mutants' tree, nor part of the digest the coverage cache is keyed by.
+_NOT_COPIED = (
+    ".venv", ".git", "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache",
+    ".hypothesis", "*.egg-info", CACHE_DIR,
+)  # fmt: skip
+
+
+def _copy_tree(root: Path, into: Path, name: str = "tree") -> Path:
+    target = into / name
+    shutil.copytree(root, target, ignore=shutil.ignore_patterns(*_NOT_COPIED))
     return target
 
 
@@ -376,17 +407,36 @@ class Runner:
             text=True,
         )
 
-    def run(self, tests: Sequence[str], timeout: float) -> str:
-        """One of "passed", "failed" or "timeout" (the run was killed)."""
-        return self._ask({"tests": list(tests), "timeout": timeout})
+    def run(self, tests: Sequence[str], timeout: float, select: Sequence[str] = ()) -> str:
+        """One of "passed", "failed" or "timeout" (the run was killed). `select`: only
+        these node ids of `tests`, in this order (a node id not collected fails the run)."""
+        request: dict[str, object] = {"tests": list(tests), "timeout": timeout}
+        if select:
+            request["select"] = list(select)
+        return str(self._ask(request)["outcome"])
+
+    def record(self, tests: Sequence[str], files: Sequence[str], timeout: float) -> Recording:
+        """Run `tests` (without -x) and record which test runs which line of `files`."""
+        answer = self._ask({"coverage": list(tests), "files": list(files), "timeout": timeout})
+        path = Path(str(answer.get("path", "")))
+        try:
+            if answer["outcome"] != "passed":
+                raise CampaignError(
+                    f"recording the lines run by {' '.join(tests)}: {answer['outcome']} "
+                    "(--no-coverage runs every mutant against its whole subset instead)"
+                )
+            return Recording.from_json(json.loads(path.read_text()))
+        finally:
+            if answer.get("path"):
+                path.unlink(missing_ok=True)
 
     def check_imported(self, module: str) -> None:
         """Fail unless a test run imports the copy's `module`, not the worktree's."""
         name = module.removesuffix(".py").replace("/", ".")
-        if self._ask({"module": name, "timeout": 120.0}) != "passed":
+        if self._ask({"module": name, "timeout": 120.0})["outcome"] != "passed":
             raise CampaignError(f"a test run would not import the copy of {module}")
 
-    def _ask(self, request: dict[str, object]) -> str:
+    def _ask(self, request: dict[str, object]) -> dict[str, object]:
         assert self.process.stdin is not None
         assert self.process.stdout is not None
         self.process.stdin.write(json.dumps(request) + "\n")
@@ -394,7 +444,8 @@ class Runner:
         answer = self.process.stdout.readline()
         if not answer:
             raise CampaignError("the test runner stopped unexpectedly")
-        return str(json.loads(answer)["outcome"])
+        decoded: dict[str, object] = json.loads(answer)
+        return decoded
 
     def close(self) -> None:
         if self.process.poll() is None:
@@ -402,13 +453,350 @@ class Runner:
         self.process.wait()
         for pipe in (self.process.stdin, self.process.stdout):
             if pipe is not None:
-                pipe.close()
+                with contextlib.suppress(OSError, ValueError):  # a job thread may hold it
+                    pipe.close()
 
     def __enter__(self) -> Runner:
         return self
 
     def __exit__(self, *_: object) -> None:
         self.close()
+
+
+# --- which tests run which lines ----------------------------------------------------------
+
+
+@dataclass
+class Recording:
+    """Which test runs which line, from one recorded run of a subset (or several merged)."""
+
+    tests: list[str]  # node ids, in the order run
+    seconds: list[float]  # each test's setup, call and teardown, while recorded
+    failed: set[int]  # tests that failed while recorded (they run for every mutant)
+    outside: dict[str, set[int]]  # file -> lines run outside any test (at import...)
+    lines: dict[str, dict[int, list[int]]]  # file -> line -> the tests that run it
+
+    @classmethod
+    def from_json(cls, data: Any) -> Recording:
+        files: dict[str, Any] = data["files"]
+        return cls(
+            tests=[str(t) for t in data["tests"]],
+            seconds=[float(s) for s in data["seconds"]],
+            failed={int(i) for i in data["failed"]},
+            outside={f: {int(n) for n in d["outside"]} for f, d in files.items()},
+            lines={
+                f: {int(n): [int(t) for t in ts] for n, ts in d["lines"].items()}
+                for f, d in files.items()
+            },
+        )
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "tests": self.tests,
+            "seconds": self.seconds,
+            "failed": sorted(self.failed),
+            "files": {
+                f: {
+                    "outside": sorted(self.outside[f]),
+                    "lines": {str(n): ts for n, ts in sorted(self.lines[f].items())},
+                }
+                for f in self.lines
+            },
+        }
+
+    @classmethod
+    def merge(cls, parts: Sequence[Recording]) -> Recording:
+        """Runs of disjoint tests over the same files, as one."""
+        merged = cls([], [], set(), {}, {})
+        for part in parts:
+            offset = len(merged.tests)
+            merged.tests += part.tests
+            merged.seconds += part.seconds
+            merged.failed |= {offset + i for i in part.failed}
+            for f, lines in part.lines.items():
+                merged.outside.setdefault(f, set()).update(part.outside.get(f, ()))
+                into = merged.lines.setdefault(f, {})
+                for line, tests in lines.items():
+                    into.setdefault(line, []).extend(offset + t for t in tests)
+        return merged
+
+
+def _covers(outer: str, inner: str) -> bool:
+    """Test path or node id `outer` (`tests/x`, `tests/x/a.py`, `tests/x/a.py::test_f`)
+    includes `inner` (a node id, or another such path)."""
+    outer_path, _, outer_node = outer.partition("::")
+    inner_path, _, inner_node = inner.partition("::")
+    outer_path, inner_path = posixpath.normpath(outer_path), posixpath.normpath(inner_path)
+    if not (outer_path in (".", inner_path) or inner_path.startswith(outer_path.rstrip("/") + "/")):
+        return False
+    if not outer_node:
+        return True
+    return inner_path == outer_path and (
+        inner_node == outer_node or inner_node.startswith((outer_node + "::", outer_node + "["))
+    )
+
+
+def _union(subsets: Iterable[Sequence[str]]) -> tuple[str, ...]:
+    """The test paths of several subsets, each test once (in the order first named)."""
+    entries = list(dict.fromkeys(e for subset in subsets for e in subset))
+    return tuple(e for e in entries if not any(o != e and _covers(o, e) for o in entries))
+
+
+def _groups(subsets: Mapping[str, Sequence[str]]) -> list[list[str]]:
+    """The modules whose subsets share a test, together (one recording serves them all)."""
+    groups: list[tuple[list[str], list[str]]] = []  # (modules, their test paths)
+    for module, tests in subsets.items():
+        joined = ([module], list(tests))
+        for group in [g for g in groups if _overlap(g[1], tests)]:
+            groups.remove(group)
+            joined = (group[0] + joined[0], group[1] + joined[1])
+        groups.append(joined)
+    order = list(subsets)
+    return sorted((sorted(g[0], key=order.index) for g in groups), key=lambda g: order.index(g[0]))
+
+
+def _overlap(some: Sequence[str], others: Sequence[str]) -> bool:
+    return any(_covers(a, b) or _covers(b, a) for a in some for b in others)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a mutant runs: `tests` (node ids, fastest first), or the whole subset (None)."""
+
+    tests: tuple[str, ...] | None
+    seconds: float = 0.0  # how long `tests` took while recorded
+
+    @property
+    def files(self) -> list[str]:
+        return list(dict.fromkeys(t.split("::")[0] for t in self.tests or ()))
+
+
+class ModuleCoverage:
+    """A recording, seen from one module and its subset: which of its tests run a line."""
+
+    def __init__(self, recording: Recording, module: str, subset: Sequence[str]) -> None:
+        if module not in recording.lines:
+            raise CampaignError(f"the recording has no lines of {module}")
+        for entry in subset:
+            if not any(_covers(entry, test) for test in recording.tests):
+                raise CampaignError(f"the recording has no test of {entry} (try --no-coverage)")
+        self.recording = recording
+        self.mine = {i for i, t in enumerate(recording.tests) if any(_covers(e, t) for e in subset)}
+        self.outside = recording.outside[module]
+        self.by_line = recording.lines[module]
+        # A test that failed while recorded may have stopped before its lines: run it always.
+        self.always = recording.failed & self.mine
+
+    def plan(self, lines: Iterable[int]) -> Plan:
+        lines = list(lines)
+        if any(line in self.outside for line in lines):
+            return Plan(None)  # run at import (a constant, a default...): every test
+        chosen = set(self.always)
+        for line in lines:
+            chosen.update(t for t in self.by_line.get(line, ()) if t in self.mine)
+        seconds = self.recording.seconds
+        order = sorted(chosen, key=lambda t: (seconds[t], t))
+        return Plan(tuple(self.recording.tests[t] for t in order), sum(seconds[t] for t in order))
+
+
+class CoverageCache:
+    """Recordings on disk (`.mutation-cache/coverage/` at the root), keyed by the test paths,
+    the files recorded and a digest of the tree's sources: any edit records again."""
+
+    KEEP = 3  # trees' recordings kept (the newest): the others are removed
+
+    def __init__(self, root: Path, digest: str) -> None:
+        self.directory = root / CACHE_DIR / "coverage" / digest
+
+    @staticmethod
+    def _key(tests: Sequence[str], files: Sequence[str]) -> dict[str, object]:
+        profile = os.environ.get("HYPOTHESIS_PROFILE", "project")
+        return {"tests": list(tests), "files": list(files), "python": sys.version,
+                "hypothesis_profile": profile}  # fmt: skip
+
+    def find(self, tests: Sequence[str], files: Sequence[str]) -> Recording | None:
+        """A recording of these tests and files, or of more (one of a bigger campaign)."""
+        wanted = self._key(tests, files)
+        if not self.directory.is_dir():
+            return None
+        for key_file in sorted(self.directory.glob("*.key.json")):
+            try:
+                key = json.loads(key_file.read_text())
+                if not (
+                    {k: v for k, v in key.items() if k not in ("tests", "files")}
+                    == {k: v for k, v in wanted.items() if k not in ("tests", "files")}
+                    and set(files) <= set(key["files"])
+                    and all(any(_covers(o, t) for o in key["tests"]) for t in tests)
+                ):
+                    continue
+                data = key_file.with_name(key_file.name.replace(".key.json", ".json"))
+                return Recording.from_json(json.loads(data.read_text()))
+            except (OSError, ValueError, KeyError, TypeError):
+                continue  # half written, or from an older format: record again
+        return None
+
+    def store(self, tests: Sequence[str], files: Sequence[str], recording: Recording) -> None:
+        key = self._key(tests, files)
+        name = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:32]
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            # The data before the key that names it, each written whole: a reader never
+            # finds a key whose data is half there.
+            for path, content in (
+                (self.directory / f"{name}.json", recording.to_json()),
+                (self.directory / f"{name}.key.json", key),
+            ):
+                temporary = path.with_suffix(".tmp")
+                temporary.write_text(json.dumps(content))
+                os.replace(temporary, path)
+            trees = sorted(self.directory.parent.iterdir(), key=lambda p: p.stat().st_mtime)
+            for old in trees[: -self.KEEP]:
+                shutil.rmtree(old, ignore_errors=True)
+        except OSError as error:  # a read-only checkout: the campaign goes on without
+            print(f"coverage cache not written: {error}", file=sys.stderr)
+
+
+def _tree_digest(tree: Path) -> str:
+    """A digest of every source file of `tree` (Python, and the JSON and TOML the tests read)."""
+    digest = hashlib.sha256()
+    for directory, subdirectories, names in os.walk(tree):
+        subdirectories[:] = sorted(
+            d for d in subdirectories if not any(fnmatch.fnmatch(d, p) for p in _NOT_COPIED)
+        )
+        for name in sorted(names):
+            if name.endswith((".py", ".json", ".toml")):
+                path = Path(directory, name)
+                digest.update(path.relative_to(tree).as_posix().encode() + b"\0")
+                digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()[:32]
+
+
+# --- the runners at work ------------------------------------------------------------------
+
+T = TypeVar("T")
+
+
+class Pool:
+    """Fork servers on copies of the tree, each run by a thread that takes the next task."""
+
+    def __init__(self, runners: Sequence[Runner]) -> None:
+        self.runners = list(runners)
+        self.stopping = threading.Event()
+        self.threads: list[threading.Thread] = []
+
+    def each(self, task: Callable[[Runner], T]) -> list[T]:
+        """`task` on every runner (on its own tree), at once."""
+        return self._run([task] * len(self.runners), pinned=True)
+
+    def map(
+        self,
+        tasks: Sequence[Callable[[Runner], T]],
+        done: Callable[[int, T], None] = lambda _index, _result: None,
+    ) -> list[T]:
+        """Every task on the first runner free; `done` in this thread as each one ends.
+        The results in the order of `tasks`."""
+        return self._run(tasks, done=done)
+
+    def _run(
+        self,
+        tasks: Sequence[Callable[[Runner], T]],
+        done: Callable[[int, T], None] = lambda _index, _result: None,
+        *,
+        pinned: bool = False,
+    ) -> list[T]:
+        results: dict[int, T] = {}
+        pending = iter(range(len(tasks)))
+        lock = threading.Lock()
+        finished: queue.Queue[tuple[int, T | BaseException]] = queue.Queue()
+
+        def work(runner: Runner, mine: int | None) -> None:
+            while not self.stopping.is_set():
+                with lock:
+                    index = mine if mine is not None else next(pending, None)
+                if index is None:
+                    return
+                try:
+                    finished.put((index, tasks[index](runner)))
+                except BaseException as error:  # handed to the main thread, raised there
+                    finished.put((index, error))
+                    return
+                if mine is not None:
+                    return
+
+        workers = self.runners[: len(tasks)]
+        threads = [
+            threading.Thread(target=work, args=(r, i if pinned else None), daemon=True)
+            for i, r in enumerate(workers)
+        ]
+        self.threads += threads
+        for thread in threads:
+            thread.start()
+        while len(results) < len(tasks):
+            try:
+                index, result = finished.get(timeout=0.5)  # a timeout: Ctrl-C gets through
+            except queue.Empty:
+                continue
+            if isinstance(result, BaseException):
+                self.stopping.set()
+                raise result
+            results[index] = result
+            done(index, result)
+        return [results[i] for i in range(len(tasks))]
+
+    def close(self) -> None:
+        """Stop the runners (a test run still going is killed) and wait for the threads."""
+        self.stopping.set()
+        for runner in self.runners:
+            runner.close()
+        for thread in self.threads:
+            thread.join(timeout=30)
+
+
+def _run_mutant(
+    runner: Runner,
+    module: str,
+    original: str,
+    mutant: Mutant,
+    tests: Sequence[str],
+    plan: Plan,
+    *,
+    limit: float,
+    fixed_limit: bool,
+    equivalent: set[str],
+) -> MutantResult:
+    """`mutant` written into the runner's copy of `module`, its tests run, the copy restored.
+    `plan`: which tests (none: the mutant survives, nothing is run); `limit`: the timeout of
+    the whole subset (lowered to the tests' recorded time unless `fixed_limit`)."""
+    if plan.tests == ():
+        return MutantResult(mutant, "survived", is_listed(mutant, equivalent), no_test=True)
+    path = runner.tree / module
+    path.write_text(mutate_source(original, mutant))
+    try:
+        if plan.tests is None:
+            outcome = runner.run(tests, limit)
+        else:
+            if not fixed_limit:
+                limit = min(limit, TIMEOUT_FACTOR * plan.seconds + TIMEOUT_MARGIN)
+            outcome = runner.run(plan.files, limit, select=plan.tests)
+    finally:
+        path.write_text(original)
+    return MutantResult(
+        mutant,
+        {"passed": "survived", "failed": "killed", "timeout": "timeout"}[outcome],
+        equivalent=outcome == "passed" and is_listed(mutant, equivalent),
+    )
+
+
+def _clean_run(runner: Runner, module: str, tests: Sequence[str]) -> float:
+    """How long `tests` take on the unmutated tree (they must pass)."""
+    started = time.monotonic()
+    if runner.run(tests, 3600.0) != "passed":
+        raise CampaignError(f"the tests of {module} fail without any mutant: {' '.join(tests)}")
+    return time.monotonic() - started
+
+
+def _limit(timeout: float | None, clean_seconds: float) -> float:
+    return timeout if timeout is not None else TIMEOUT_FACTOR * clean_seconds + TIMEOUT_MARGIN
 
 
 def run_module(
@@ -421,35 +809,36 @@ def run_module(
     equivalent: set[str],
     progress: Callable[[int, int, int], None] = lambda _done, _total, _killed: None,
     clean_seconds: float | None = None,
+    coverage: ModuleCoverage | None = None,
 ) -> ModuleReport:
-    """Each mutant of `module` against `tests`, in the copy at `tree` (restored after).
-    `clean_seconds`: how long `tests` took on the unmutated tree in this campaign (another
-    module with the same subset ran them); None runs them clean first."""
-    path = runner.tree / module
-    original = path.read_text()
+    """Each mutant of `module` against `tests`, in the copy at `tree` (restored after), one
+    after the other. `clean_seconds`: how long `tests` took on the unmutated tree in this
+    campaign (another module with the same subset ran them); None runs them clean first.
+    `coverage`: run only the tests that run a line of each mutant (None: all of them)."""
     report = ModuleReport(module, tuple(tests), len(mutants))
     if not mutants:
         return report  # (`--matching` found none here): nothing to run, clean or not
     if clean_seconds is None:
-        started = time.monotonic()
-        if runner.run(tests, 3600.0) != "passed":
-            raise CampaignError(f"the tests of {module} fail without any mutant: {' '.join(tests)}")
-        clean_seconds = time.monotonic() - started
+        clean_seconds = _clean_run(runner, module, tests)
     report.clean_seconds = clean_seconds
-    limit = timeout if timeout is not None else TIMEOUT_FACTOR * clean_seconds + TIMEOUT_MARGIN
-    try:
-        for done, mutant in enumerate(mutants, 1):
-            path.write_text(mutate_source(original, mutant))
-            outcome = runner.run(tests, limit)
-            result = MutantResult(
+    original = (runner.tree / module).read_text()
+    lines = mutation_lines(original)
+    for done, mutant in enumerate(mutants, 1):
+        plan = coverage.plan(lines[mutant.index]) if coverage else Plan(None)
+        report.results.append(
+            _run_mutant(
+                runner,
+                module,
+                original,
                 mutant,
-                {"passed": "survived", "failed": "killed", "timeout": "timeout"}[outcome],
-                equivalent=outcome == "passed" and is_listed(mutant, equivalent),
+                tests,
+                plan,
+                limit=_limit(timeout, clean_seconds),
+                fixed_limit=timeout is not None,
+                equivalent=equivalent,
             )
-            report.results.append(result)
-            progress(done, len(mutants), report.killed)
-    finally:
-        path.write_text(original)
+        )
+        progress(done, len(mutants), report.killed)
     return report
 
 
@@ -475,6 +864,9 @@ def _progress_printer(module: str, stream: TextIO) -> Callable[[int, int, int], 
     return show
 
 
+NO_TEST = "no test runs this line"
+
+
 def report_text(reports: Sequence[ModuleReport], seed: int) -> str:
     out = [f"mutation campaign, seed {seed}"]
     out.append(f"{'module':34} {'mutants':>7} {'killed':>6} {'equiv':>5} {'score':>7} {'raw':>7}")
@@ -489,7 +881,9 @@ def report_text(reports: Sequence[ModuleReport], seed: int) -> str:
         out.append("surviving mutants (score counts those not marked equivalent):")
         for res in survivors:
             m = res.mutant
-            mark = " [equivalent]" if res.equivalent else ""
+            mark = (f" [{NO_TEST}]" if res.no_test else "") + (
+                " [equivalent]" if res.equivalent else ""
+            )
             where = f" ({m.function})" if m.function else ""
             out.append(f"  {m.module}:{m.line}{where}: {m.description}{mark}")
             out.append(f"      {m.original}")
@@ -511,7 +905,7 @@ def report_json(reports: Sequence[ModuleReport], seed: int) -> str:
                     "score": round(r.score, 1),
                     "raw_score": round(r.raw_score, 1),
                     "survivors": [
-                        {**asdict(res.mutant), "equivalent": res.equivalent}
+                        {**asdict(res.mutant), "equivalent": res.equivalent, "no_test": res.no_test}
                         for res in r.results
                         if not res.killed
                     ],
@@ -562,6 +956,18 @@ def _parser() -> argparse.ArgumentParser:
         help="only mutants whose 'module | line | mutation' contains TEXT (to recheck one; "
         "repeatable: any of the texts)",
     )
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        metavar="N",
+        help="test runners at once, each on its own copy of the tree (default 1)",
+    )
+    parser.add_argument(
+        "--no-coverage",
+        action="store_true",
+        help="run each mutant against the whole subset, not only the tests that run its lines",
+    )
     parser.add_argument("--list", action="store_true", help="list the mutants, run nothing")
     parser.add_argument("--json", action="store_true", help="one JSON object on stdout")
     parser.add_argument("--root", type=Path, default=ROOT, help=argparse.SUPPRESS)
@@ -594,6 +1000,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _usage_error(parser, "--sample must be at least 1")
     if args.timeout is not None and args.timeout <= 0:
         return _usage_error(parser, "--timeout must be positive")
+    if args.jobs < 1:
+        return _usage_error(parser, "--jobs must be at least 1")
 
     chosen: dict[str, list[Mutant]] = {}
     candidates: dict[str, int] = {}
@@ -655,42 +1063,154 @@ def _campaign(
     python = sys.executable
     equivalent = load_equivalent(EQUIVALENT_FILE)
     with tempfile.TemporaryDirectory(prefix="nerts-mutate-") as scratch:
-        tree = _copy_tree(root, Path(scratch))
-        with Runner(tree, python) as runner:
-            reports = _run_modules(runner, modules, chosen, candidates, args, equivalent)
-    return reports
+        first = _copy_tree(root, Path(scratch))
+        # The others copied from the first: every runner sees the same tree, even if the
+        # worktree is edited meanwhile.
+        trees = [first] + [
+            _copy_tree(first, Path(scratch), f"tree-{i}") for i in range(2, args.jobs + 1)
+        ]
+        digest = _tree_digest(first)  # before any run leaves a file in the copy
+        pool = Pool([])
+        try:
+            for tree in trees:
+                pool.runners.append(Runner(tree, python))
+            return _run_modules(pool, root, modules, chosen, candidates, args, equivalent, digest)
+        finally:
+            pool.close()  # before the copies go: no thread still writes a mutant there
 
 
 def _run_modules(
-    runner: Runner,
+    pool: Pool,
+    root: Path,
     modules: Sequence[str],
     chosen: dict[str, list[Mutant]],
     candidates: dict[str, int],
     args: argparse.Namespace,
     equivalent: set[str],
+    digest: str,
 ) -> list[ModuleReport]:
-    reports = []
+    subsets = {m: tuple(args.tests) if args.tests else TEST_SUBSETS[m] for m in modules}
+
+    def check(runner: Runner) -> None:
+        for module in modules:
+            runner.check_imported(module)
+
+    pool.each(check)
+    active = [m for m in modules if chosen[m]]  # (`--matching` may find none in a module)
     # Modules that share a subset (the concept modules one big module was split into) run
     # it clean once: the tree is the same unmutated tree for each of them.
-    clean: dict[tuple[str, ...], float] = {}
-    for module in modules:
-        runner.check_imported(module)
-        tests = tuple(args.tests) if args.tests else TEST_SUBSETS[module]
-        report = run_module(
-            runner,
-            module,
-            tests,
-            chosen[module],
-            timeout=args.timeout,
-            equivalent=equivalent,
-            progress=_progress_printer(module, sys.stderr),
-            clean_seconds=clean.get(tests),
+    distinct = list(dict.fromkeys(subsets[m] for m in active))
+    first_of = {tests: next(m for m in active if subsets[m] == tests) for tests in distinct}
+    seconds = pool.map(
+        [functools.partial(_clean_run, module=first_of[t], tests=t) for t in distinct]
+    )
+    clean = dict(zip(distinct, seconds, strict=True))
+    coverage = {} if args.no_coverage else _coverage(pool, root, active, subsets, clean, digest)
+
+    tree = pool.runners[0].tree
+    tasks: list[Callable[[Runner], MutantResult]] = []
+    owners: list[str] = []
+    for module in active:
+        original = (tree / module).read_text()
+        lines = mutation_lines(original)
+        cover = coverage.get(module)
+        for mutant in chosen[module]:
+            plan = cover.plan(lines[mutant.index]) if cover else Plan(None)
+            tasks.append(
+                functools.partial(
+                    _run_mutant,
+                    module=module,
+                    original=original,
+                    mutant=mutant,
+                    tests=subsets[module],
+                    plan=plan,
+                    limit=_limit(args.timeout, clean[subsets[module]]),
+                    fixed_limit=args.timeout is not None,
+                    equivalent=equivalent,
+                )
+            )
+            owners.append(module)
+    reports = {
+        m: ModuleReport(m, subsets[m], candidates[m], clean_seconds=clean.get(subsets[m], 0.0))
+        for m in modules
+    }
+    shows = {m: _progress_printer(m, sys.stderr) for m in active}
+    done: dict[str, list[MutantResult]] = {m: [] for m in active}
+
+    def progress(index: int, result: MutantResult) -> None:
+        module = owners[index]
+        done[module].append(result)
+        killed = sum(r.killed for r in done[module])
+        shows[module](len(done[module]), len(chosen[module]), killed)
+
+    results = pool.map(tasks, progress)
+    for module, result in zip(owners, results, strict=True):
+        reports[module].results.append(result)  # in the order of `chosen`, as run alone
+    return [reports[m] for m in modules]
+
+
+def _chunks(tests: Sequence[str], count: int) -> list[list[str]]:
+    """`tests` dealt into at most `count` non-empty runs (slow ones are last in a subset:
+    dealt in turn, each run gets some)."""
+    return [chunk for chunk in (list(tests[i::count]) for i in range(count)) if chunk]
+
+
+def _coverage(
+    pool: Pool,
+    root: Path,
+    modules: Sequence[str],
+    subsets: dict[str, tuple[str, ...]],
+    clean: dict[tuple[str, ...], float],
+    digest: str,
+) -> dict[str, ModuleCoverage]:
+    """For each module, which of its tests run which of its lines: recorded once for every
+    group of modules whose subsets share tests (dealt to all the runners), or from the cache."""
+    cache = CoverageCache(root, digest)
+    groups = _groups({m: subsets[m] for m in modules})
+    recordings: dict[int, Recording] = {}
+    tasks: list[Callable[[Runner], Recording]] = []
+    owners: list[int] = []
+    for g, group in enumerate(groups):
+        tests = _union(subsets[m] for m in group)
+        found = cache.find(tests, group)
+        if found is not None:
+            recordings[g] = found
+            print(f"coverage of {', '.join(group)}: from the cache", file=sys.stderr)
+            continue
+        # Tracing slows the tests down: a margin far above the per-mutant one.
+        limit = RECORD_FACTOR * sum(clean[s] for s in dict.fromkeys(subsets[m] for m in group))
+        for chunk in _chunks(tests, len(pool.runners)):
+            tasks.append(
+                functools.partial(
+                    Runner.record, tests=chunk, files=group, timeout=limit + RECORD_MARGIN
+                )
+            )
+            owners.append(g)
+    if tasks:
+        print(
+            f"coverage: recording which test runs which line, {len(tasks)} runs...", file=sys.stderr
         )
-        if report.clean_seconds:
-            clean[tests] = report.clean_seconds
-        report.candidates = candidates[module]
-        reports.append(report)
-    return reports
+        started = time.monotonic()
+        parts = pool.map(tasks)
+        for g in dict.fromkeys(owners):
+            tests = _union(subsets[m] for m in groups[g])
+            recordings[g] = Recording.merge(
+                [p for p, o in zip(parts, owners, strict=True) if o == g]
+            )
+            cache.store(tests, groups[g], recordings[g])
+        print(f"coverage: recorded in {time.monotonic() - started:.0f} s", file=sys.stderr)
+    coverage = {}
+    for g, group in enumerate(groups):
+        recording = recordings[g]
+        if recording.failed:
+            names = ", ".join(recording.tests[t] for t in sorted(recording.failed))
+            print(
+                f"coverage: failed while recorded, so run for every mutant: {names}",
+                file=sys.stderr,
+            )
+        for module in group:
+            coverage[module] = ModuleCoverage(recording, module, subsets[module])
+    return coverage
 
 
 if __name__ == "__main__":

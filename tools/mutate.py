@@ -177,6 +177,10 @@ SYNC_TESTS: tuple[str, ...] = (
     "tests/replication/test_start_edges.py",
     "tests/protocol/test_gap_ranges.py",
     "tests/protocol/test_expelled_digest.py",
+    # Authenticity by voucher: one signature per run of an author's ops, and relaying an op
+    # whose own signature was never checked (the fuzzer's oracle judges the same rule).
+    "tests/protocol/test_vouchers.py",
+    "tests/fuzz/test_oracle_vouchers.py",
 )
 #: ...and the modules whose concept only whole simulated tables exercise also by these
 #: (each a minute or more on a loaded host: a surviving mutant costs the whole subset).
@@ -206,6 +210,7 @@ _SYNC_EXTRA: dict[str, tuple[str, ...]] = {
     "sync_restart": ("restart",),
     "sync_events": (),
     "sync_limits": ("catch_up",),
+    "sync_vouchers": ("catch_up",),
     "sync_liveness": ("departures",),
 }
 SYNC_MODULES: tuple[str, ...] = tuple(f"protocol/{name}.py" for name in _SYNC_EXTRA)

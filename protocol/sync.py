@@ -185,6 +185,9 @@ class SyncPeer:
         self._vouched: dict[bytes, Op] = {}
         self._garbled: set[bytes] = set()
         self._last_heartbeat: bytes | None = None  # the datagram of our latest heartbeat
+        #: The table's whole log is here and nothing more will come (a replay file): the
+        #: STARTs the earlier rounds' departures have not voided are confirmed.
+        self.log_closed = False
         self.lies: dict[bytes, tuple[Heartbeat, Op]] = {}  # author -> promise and the op
         self.revealed: set[tuple[int, bytes]] = set()  # (round, author) with a REVEAL
         #: The game's own checks of an op (rules, cards shown), on its causal past only: a
@@ -397,6 +400,13 @@ class SyncPeer:
             except RemoteProtocolError as exc:
                 self.counters.count_error(exc)
         del self._outbox[outbox:]  # nothing to ask the store for
+
+    def close_log(self) -> None:
+        """Every op the table will ever have is here (a replay file): the STARTs that the
+        departures of the rounds before them did not void are confirmed, and the ops
+        waiting for that are delivered."""
+        self.log_closed = True
+        sync_delivery.deliver_ready(self)
 
     def _verify_sender(self, sender: bytes, body: bytes, signature: bytes) -> bool:
         """Verify a sync message's signature; False if we have no key for its sender yet, or

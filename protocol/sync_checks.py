@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from . import sync_membership
+from . import sync_membership, sync_starters
 from .errors import DropReason
 from .messages import NO_PREV, Kinds, Op
 from .sync_limits import MAX_LAMPORT_STEP
@@ -51,6 +51,8 @@ def problem(sync: SyncPeer, op: Op) -> tuple[DropReason, str, tuple[bytes, int] 
         # A START names its own participants (and is no op *in* a round already begun:
         # a former starter's START may come after its successor's, PROTOCOL.md 13.3).
         round_log = sync.epochs.get(epoch) if op.kind != Kinds.START else None
+        if round_log is None and sync_starters.signed_before_its_start(sync, op):
+            return None  # of a voided round: its chain and clock are all there is to judge
         participants = round_log.participants if round_log is not None else op.payload[0]
         if len(op.round_deps) != len(participants):
             return (

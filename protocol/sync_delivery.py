@@ -65,6 +65,13 @@ def deliver_ready(sync: SyncPeer) -> None:
     sync._unscanned = False
 
 
+def after_acknowledgment(sync: SyncPeer) -> None:
+    """A heartbeat came (an acknowledgment, 13.3): a round's START may be confirmed now,
+    and the ops of that round waiting for it delivered."""
+    if sync.pending and any(not log.confirmed for log in sync.epochs.values()):
+        deliver_ready(sync)
+
+
 def deps_met(sync: SyncPeer, op: Op) -> bool:
     kind = op.kind
     if sync.open_op is None and kind != Kinds.OPEN:
@@ -86,6 +93,12 @@ def deps_met(sync: SyncPeer, op: Op) -> bool:
     else:
         log = sync.epochs.get(op.epoch)
         if log is None:
+            return sync_starters.signed_before_its_start(sync, op)
+        if not sync_starters.start_confirmed(sync, op.epoch):
+            # No op of a round is delivered before its START is confirmed here (13.3):
+            # a START that is voided later then has no op delivered in its round on any
+            # peer, so its round's ops are judged alike everywhere, in the round that does
+            # begin. An honest author acts only once it finds the START confirmed itself.
             return False
         participants = log.participants
     deps = op.round_deps

@@ -94,6 +94,7 @@ def on_evidence(sync: SyncPeer, message: Evidence, now: float) -> None:
             sync_heartbeats.hear_heartbeat(sync, hb)
         except RemoteProtocolError as exc:
             sync.counters.count_error(exc)
+    sync_delivery.after_acknowledgment(sync)
 
 
 def sign_of_life(sync: SyncPeer, hb: Heartbeat, vector: VersionVector, now: float) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import TYPE_CHECKING
 
-from . import sync_evidence, sync_membership, sync_requests, sync_restart
+from . import sync_delivery, sync_evidence, sync_membership, sync_requests, sync_restart
 from .clocks import VersionVector
 from .envelope import seal
 from .messages import MAX_LAMPORT, MAX_RANGES, MAX_RELAYED, Heartbeat, evidence_body, heartbeat_body
@@ -144,6 +144,7 @@ def on_heartbeat(sync: SyncPeer, hb: Heartbeat, source: Hashable, now: float) ->
             # than at our next heartbeat. (The same promise: nothing new is promised.)
             sync._outbox.append((source, sync._last_heartbeat))
     sync_membership.resolve_departures(sync)
+    sync_delivery.after_acknowledgment(sync)
 
 
 def hear_heartbeat(sync: SyncPeer, hb: Heartbeat) -> None:

@@ -93,6 +93,28 @@ def _heir(sync: SyncPeer, log: EpochLog, gone: Container[bytes]) -> bytes | None
     )
 
 
+def signed_before_its_start(sync: SyncPeer, op: Op) -> bool:
+    """An op of round r that no START began here, from r's starter, whose own START of r
+    comes later in its chain (held here, waiting for this op): it was signed in a START
+    of round r that was voided, its author the heir that then started r itself (a
+    modified client that acted before that START was confirmed, 13.3). It is delivered
+    with no effect, judged by its chain and its clock alone, so that it holds back
+    neither the START nor anything after it, and the same on every peer: no peer ever
+    delivered it in the voided round (round ops wait for their START's confirmation)."""
+    number = op.epoch
+    if not number or op.kind == Kinds.START or number in sync.epochs:
+        return False
+    if starter(sync, number) != op.author:
+        return False
+    queue = sync.pending.get(op.author, {})
+    seq = op.seq + 1
+    while (later := queue.get(seq)) is not None:
+        if later.kind == Kinds.START and later.epoch == number:
+            return True
+        seq += 1
+    return False
+
+
 def start_counts(sync: SyncPeer, op: Op) -> bool:
     """Whether a START begins its round: its author is the starter, judged with the
     departures held here (PROTOCOL.md 13.3)."""
@@ -128,6 +150,13 @@ def start_confirmed(sync: SyncPeer, number: int) -> bool:
     if log is None:
         return False
     if log.confirmed:
+        return True
+    if sync.log_closed and not any(
+        0 < op.epoch < number for queue in sync.pending.values() for op in queue.values()
+    ):
+        # A whole log (a replay file): what the earlier rounds hold is all they will ever
+        # hold, so a START their departures have not voided never will be.
+        log.confirmed = True
         return True
     previous = sync.epochs.get(number - 1)
     author = log.start.author

@@ -110,6 +110,7 @@ def load_replay(path: Path) -> ReplayResult:
         ops += 1
         # One op per millisecond of pretend time: the gate's rate limit is not a judge here.
         watcher.receive(payload, ("replay", 0), i * 0.001)
+    watcher.sync.close_log()
     for log in watcher.sync.epochs.values():
         for participant in log.participants:
             log.hear(participant, END_OF_LOG)

@@ -47,7 +47,9 @@ def _ready(table: ManualTable, *players: int) -> None:
 
 def _start_reaching_p1_alone(table: ManualTable) -> Op:
     """The host starts round 2; its START reaches p1 alone, and p1's first op of the round
-    (its mix nonce) is held back. Returns that op."""
+    (its mix nonce) is held back; p1's heartbeat after it reaches the host, which confirms
+    the START with it (PROTOCOL.md 13.3: the host takes no op of the round before). Returns
+    the held-back op."""
     host, p1 = table.players[0], table.players[1]
     host.start()
     table.collect()
@@ -57,6 +59,10 @@ def _start_reaching_p1_alone(table: ManualTable) -> Op:
     p1.outgoing()
     mix = p1.sync.logs[p1.me][-1]
     assert (mix.kind, mix.epoch) == (Kind.MIX, 2)
+    p1.tick(table.now + 1.0)
+    for _, datagram in p1.outgoing():
+        host.receive(datagram, 1, table.now)
+    host.outgoing()
     return mix
 
 

@@ -11,6 +11,7 @@ import pytest
 
 from nerts_p2p.game.errors import Rejection
 from nerts_p2p.game.moves import Move
+from nerts_p2p.game.position import state_hash
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.table.replica import RoundFinal, RoundVoided, TableReplica
 from protocol.messages import Kind, Op
@@ -393,18 +394,16 @@ def test_a_start_is_not_judged_against_its_authors_ops_in_the_round_it_replaces(
     assert rnd.seat_of == {players[i]: seats[i] for i in range(3)}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open defect (issue 10): an op of a round whose START was voided is delivered "
-    "by the peers that had it before the votes and parked for ever by the others",
-)
 def test_an_early_actor_in_a_voided_round_who_is_its_heir_does_not_wedge_the_others() -> None:
     # A modified client acts in round 2 before its START is confirmed (an honest one waits,
     # PROTOCOL.md 13.3), the START is then voided and the client, the heir, starts round
-    # 2 itself. The peers that learnt of the vote first park its early op for ever (its
-    # round's log is gone) and so never see its START: they stay in the lobby.
+    # 2 itself. Before: the peers that learnt of the vote first parked its early op for
+    # ever (its round's log was gone) and so never saw its START: they stayed in the
+    # lobby. Now nobody delivers an op of a round before its START is confirmed, and the
+    # heir's op signed before its own START is delivered with no effect everywhere.
     table, saved = _an_early_actor_becomes_heir()
     host, heir, _ = table.players
+    early = heir.sync.logs[heir.me][-1]
     _restore(host, saved)
     heir.start()
     table.collect()
@@ -412,3 +411,40 @@ def test_an_early_actor_in_a_voided_round_who_is_its_heir_does_not_wedge_the_oth
     table.settle(5.0)
     for replica in table.players:
         assert sorted(replica.sync.epochs) == [1, 2], "the heir's round began everywhere"
+        assert replica.sync.epochs[2].start.author == heir.me
+        assert replica.sync.delivered(heir.me) == heir.sync.delivered(heir.me)
+        assert early not in replica.sync.epochs[2].ops  # it counts in no round
+    rounds = [r.current_round for r in table.players]
+    assert all(rnd is not None and rnd.number == 2 for rnd in rounds)
+    assert len({len(rnd.steps) for rnd in rounds if rnd is not None}) == 1
+
+
+def test_an_op_signed_in_a_round_whose_start_is_voided_is_judged_alike_everywhere() -> None:
+    # The third player, a modified client, hears the host's START after its vote and acts
+    # in round 2 at once; the START is voided and the heir starts round 2. No peer took
+    # the early op in the voided round, so every honest peer judges it the same way in
+    # the round the heir began (here: stamped before that round began, refused).
+    table = _after_round_one(3)
+    host, heir, third = table.players
+    held, saved = _host_starts_unheard(table)
+    _vote(table, third, host)  # unseen of the START
+    for datagram in held:  # one vote is no agreement: the START begins round 2 here
+        third.receive(datagram, 0, table.now)
+    with patch.object(third.sync, "start_confirmed", return_value=True):
+        early = third.sync.author(Kind.MOVE, 2, "stuck")
+    table.collect()
+    table.deliver_all()
+    _vote(table, heir, host)  # unseen too: the START is voided
+    _restore(host, saved)
+    assert heir.start().kind == Kind.START
+    table.collect()
+    table.deliver_all()
+    table.settle(5.0)
+    honest = [host, heir]
+    for replica in honest:
+        assert replica.sync.epochs[2].start.author == heir.me
+        assert early not in replica.sync.epochs[2].ops
+    assert host.sync.delivered(third.me) == heir.sync.delivered(third.me) == early.seq - 1
+    assert host.sync.dead.get(third.me) == heir.sync.dead.get(third.me) == early.seq
+    hashes = {state_hash(r.current_round.state) for r in honest if r.current_round is not None}
+    assert len(hashes) == 1

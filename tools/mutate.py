@@ -222,6 +222,9 @@ SYNC_SUBSETS: dict[str, tuple[str, ...]] = {
 #: Each core module and the narrowest test subset that should kill its mutants.
 TEST_SUBSETS: dict[str, tuple[str, ...]] = {
     "nerts_p2p/game/engine.py": (
+        "tests/engine/test_rejection_reasons.py",
+        "tests/engine/test_engine_edges.py",
+        "tests/engine/test_engine_api.py",
         "tests/engine/test_rules_scenarios.py",
         "tests/engine/test_completeness.py",
         "tests/engine/test_stuck.py",

@@ -68,15 +68,16 @@ _stuck_of = operator.attrgetter("stuck")
 # --- starting a round ---------------------------------------------------------------------
 
 
-def _seat_from_deal(rules: Rules, deal: Deal, *, knows_hidden: bool) -> SeatState:
+def _seat_from_deal(rules: Rules, deal: Deal) -> SeatState:
+    """A seat as its deal lays it out, in a view that knows its face-down cards (the
+    all-knowing start, or a player's own seat). The other seats of a public view are built
+    from what they show, in `public_start`."""
     seen = 0
     for card in (deal.nerts[-1], *deal.work):
         seen |= 1 << (card & 63)
-    if knows_hidden:  # `private_slot` of each card, inlined: every simulated round deals
-        hidden = tuple([-c - 2 for c in deal.nerts[:-1]])
-        stock = tuple([-c - 2 for c in deal.stock])
-    else:
-        hidden, stock = (UNKNOWN,) * (len(deal.nerts) - 1), (UNKNOWN,) * len(deal.stock)
+    # `private_slot` of each card, inlined: every simulated round deals.
+    hidden = tuple([-c - 2 for c in deal.nerts[:-1]])
+    stock = tuple([-c - 2 for c in deal.stock])
     return SeatState(
         nerts_hidden=hidden,
         nerts_up=(deal.nerts[-1],),
@@ -98,10 +99,7 @@ def omniscient_start(rules: Rules, seeds: Sequence[bytes]) -> GameState:
         raise NertsError(f"{rules.seats} seats need {rules.seats} seeds, got {len(seeds)}")
     return _new_state(
         rules,
-        tuple(
-            _seat_from_deal(rules, deal_seat(rules, i, seed), knows_hidden=True)
-            for i, seed in enumerate(seeds)
-        ),
+        tuple(_seat_from_deal(rules, deal_seat(rules, i, seed)) for i, seed in enumerate(seeds)),
     )
 
 
@@ -124,9 +122,12 @@ def public_start(
         if len({c & 63 for c in cards}) != len(cards) or any(owner_of(c) != i for c in cards):
             raise NertsError(f"seat {i} shows cards that are not distinct cards of its own deck")
         if any((c & 63) >= rules.deck_size for c in cards):
-            raise NertsError(f"seat {i} shows a joker, but this table plays without jokers")
+            raise NertsError(
+                f"seat {i} shows a card its deck does not have: this table plays with "
+                f"{rules.jokers} joker(s) per deck"
+            )
         if own_seat == i and own_seed is not None:
-            seats.append(_seat_from_deal(rules, deal_seat(rules, i, own_seed), knows_hidden=True))
+            seats.append(_seat_from_deal(rules, deal_seat(rules, i, own_seed)))
             if (seats[-1].nerts_up[0], *(p[0] for p in seats[-1].work)) != tuple(cards):
                 raise NertsError(f"seat {i}'s seed does not deal the cards it shows")
             continue

@@ -257,6 +257,7 @@ TEST_SUBSETS: dict[str, tuple[str, ...]] = {
         "tests/replication/test_start_race.py",
     ),
     "protocol/schema.py": (
+        "tests/protocol/test_schema_edges.py",
         "tests/protocol/test_schema_bounds.py",
         "tests/protocol/test_schema_words.py",
         "tests/protocol/test_schema.py",

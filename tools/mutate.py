@@ -232,6 +232,7 @@ TEST_SUBSETS: dict[str, tuple[str, ...]] = {
         "tests/engine/test_properties.py::test_every_card_of_every_deck_is_in_exactly_one_place",
     ),
     "nerts_p2p/game/legal.py": (
+        "tests/engine/test_joker_faces.py",
         "tests/engine/test_completeness.py",
         "tests/engine/test_stuck.py",
         "tests/engine/test_properties.py",

@@ -87,9 +87,6 @@ class Spec(abc.ABC):
     def describe(self) -> str:
         """The expectation in plain words, used in error messages."""
 
-    def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.describe()}>"
-
 
 @final
 class Int(Spec):

@@ -235,6 +235,7 @@ TEST_SUBSETS: dict[str, tuple[str, ...]] = {
         "tests/engine/test_properties.py::test_every_card_of_every_deck_is_in_exactly_one_place",
     ),
     "nerts_p2p/game/legal.py": (
+        "tests/engine/test_joker_faces.py",
         "tests/engine/test_completeness.py",
         "tests/engine/test_stuck.py",
         "tests/engine/test_properties.py",
@@ -260,6 +261,7 @@ TEST_SUBSETS: dict[str, tuple[str, ...]] = {
         "tests/replication/test_start_race.py",
     ),
     "protocol/schema.py": (
+        "tests/protocol/test_schema_edges.py",
         "tests/protocol/test_schema_bounds.py",
         "tests/protocol/test_schema_words.py",
         "tests/protocol/test_schema.py",

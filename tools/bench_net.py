@@ -10,8 +10,10 @@ runs with their spread, compared as ratios within one run. Everything binds to 1
   of one process, which wakes nobody). `tools.bench_net_trace` shows where a move's time goes.
 - announce to browse: a browser is listening; the time from registering a table's mDNS
   announcement to the browser resolving it.
-- spectator catch-up: a fresh spectator's replica takes a whole 4-seat round's log through
-  the receive gate and folds it, against verifying those ops' signatures alone.
+- spectator catch-up: a late spectator joins a table served over loopback UDP (a whole
+  4-seat round) and catches up, against decoding and verifying those ops alone; its CPU
+  and its wall time. (The same catch-up in one process, replayed from a recorded exchange,
+  is `bench sync`'s.)
 """
 
 from __future__ import annotations
@@ -252,46 +254,6 @@ def announce_benchmarks(repeats: int) -> dict[str, dict[str, float]]:
 # --- spectator catch-up -------------------------------------------------------------------
 
 
-def catch_up_benchmarks(repeats: int) -> dict[str, dict[str, float]]:
-    # The longest of a few recorded rounds: catch-up matters most for long logs.
-    meshes = []
-    for seed in range(1, 6):
-        mesh = PeerMesh(players=4, rules=Rules(seats=4), seed=seed)
-        mesh.run(until=1200, rounds=1)
-        meshes.append(mesh)
-    host = max(meshes, key=lambda m: sum(map(len, m.replicas[0].sync.logs.values()))).replicas[0]
-    ops = sorted(
-        (op for log in host.sync.logs.values() for op in log),
-        key=lambda op: (op.lamport, op.author),
-    )
-    datagrams = [op.datagram() for op in ops]
-    keys = host.sync.keys
-    catch_up, verify_only = [], []
-    for i in range(repeats):
-        start = time.perf_counter()
-        for op in ops:
-            verify(keys[op.author], op.body, op.signature)
-        verify_only.append(time.perf_counter() - start)
-        watcher = TableReplica.joining(
-            SigningKeyPair(bytes([i + 1]) * 32),
-            host.sync.table,
-            name="late",
-            role=SPECTATOR,
-            randomness=seeded_bytes("late"),
-        )
-        start = time.perf_counter()
-        for n, datagram in enumerate(datagrams):
-            watcher.receive(datagram, ("bench", 0), n * 0.001)
-        catch_up.append(time.perf_counter() - start)
-        assert watcher.sync.vector() == host.sync.vector(), "the spectator did not catch up"
-    ratios = [c / v for c, v in zip(catch_up, verify_only, strict=True)]
-    return {
-        f"catch-up of a 4-seat round, {len(ops)} ops (ms)": summary([c * 1000 for c in catch_up]),
-        "verifying those ops alone (ms)": summary([v * 1000 for v in verify_only]),
-        "catch-up / verify (x)": summary(ratios),
-    }
-
-
 async def _udp_catch_up(hello: dict[str, Any], index: int) -> tuple[float, float, float]:
     """A late spectator joins the served table over loopback UDP and catches up: seconds
     from its first datagram to holding (and having folded) every op, the CPU seconds this
@@ -370,6 +332,9 @@ def udp_catch_up_benchmarks(repeats: int, seed: int = 2) -> dict[str, dict[str, 
         "UDP catch-up wall / decode+verify (x)": summary(
             [w / v for w, v in zip(walls, verifies, strict=True)]
         ),
+        "UDP catch-up CPU / decode+verify (x)": summary(
+            [c / v for c, v in zip(cpus, verifies, strict=True)]
+        ),
     }
 
 
@@ -377,6 +342,5 @@ def net_benchmarks(repeats: int = 3) -> dict[str, dict[str, float]]:
     return {
         **latency_benchmarks(repeats),
         **announce_benchmarks(repeats),
-        **catch_up_benchmarks(max(repeats, 5)),
         **udp_catch_up_benchmarks(max(repeats, 5)),
     }

@@ -42,6 +42,7 @@ ADVERSARIES: Final = (
     "join_flooder",
     "datagram_flooder",
     "withholder",
+    "garbled_author",
 )
 
 
@@ -437,6 +438,29 @@ def _withholder(config: TableConfig) -> tuple[FuzzTable, Watch]:
     return table, Watch(bad.key.key_id, ())
 
 
+def _garbled_author(config: TableConfig) -> tuple[FuzzTable, Watch]:
+    """Its first move after the attack goes out with a signature of zero bytes, to every
+    peer and every time (its answers too), and it plays on top of it: its next op names the
+    move by `prev`, which vouches for it (PROTOCOL.md 4). Contained when every honest peer
+    takes the move on that voucher (nobody votes it out, nothing splits)."""
+    table, bad = table_with_adversary(config)
+    garbled: list[Op] = []
+
+    def transform(t: FuzzTable, out: list[tuple[Hashable, bytes]]) -> list[tuple[Hashable, bytes]]:
+        if t.now < ATTACK_AT:
+            return out
+        if not garbled:
+            move = next((op for _, op in _own_ops(t, bad.index, out) if op.kind == Kind.MOVE), None)
+            if move is None:
+                return out
+            garbled.append(move)
+        op = garbled[0]
+        return [(to, swap_op(d, op, lambda: (op.body, bytes(64)), bad.key)) for to, d in out]
+
+    bad.transform = transform
+    return table, Watch(bad.key.key_id, (DropReason.BAD_SIGNATURE,))
+
+
 SETUPS: Final[dict[str, Setup]] = {
     "forger": _forger,
     "replayer": _replayer,
@@ -450,4 +474,5 @@ SETUPS: Final[dict[str, Setup]] = {
     "join_flooder": _join_flooder,
     "datagram_flooder": _datagram_flooder,
     "withholder": _withholder,
+    "garbled_author": _garbled_author,
 }

@@ -181,6 +181,8 @@ SYNC_TESTS: tuple[str, ...] = (
     # whose own signature was never checked (the fuzzer's oracle judges the same rule).
     "tests/protocol/test_vouchers.py",
     "tests/fuzz/test_oracle_vouchers.py",
+    # A whole log (a replay file) confirms the STARTs its departures did not void.
+    "tests/replication/test_closed_log.py",
 )
 #: ...and the modules whose concept only whole simulated tables exercise also by these
 #: (each a minute or more on a loaded host: a surviving mutant costs the whole subset).

@@ -1,0 +1,68 @@
+"""A whole log and nothing more (a replay file, PROTOCOL.md 5): the STARTs that the rounds
+before them did not void are confirmed, so every round's ops are delivered, though no
+heartbeat (the acknowledgments that confirm a START at a live table) is in the file."""
+
+from __future__ import annotations
+
+import hashlib
+
+from nerts_p2p.game.position import state_hash
+from nerts_p2p.game.rules import Rules
+from nerts_p2p.table.replica import RoundFinal, TableReplica
+from protocol.messages import SPECTATOR
+from protocol.signing import SigningKeyPair
+from tools.mesh import PeerMesh, seeded_bytes
+
+
+def _two_rounds() -> PeerMesh:
+    mesh = PeerMesh(players=3, rules=Rules(seats=3, target=10_000), seed=4)
+    mesh.run(until=1200, rounds=2)
+    assert all(2 in finals for finals in mesh.finals)
+    return mesh
+
+
+def _ops_alone(mesh: PeerMesh) -> TableReplica:
+    """A fresh spectator fed every op of the table in Lamport order, and no heartbeat."""
+    host = mesh.replicas[0]
+    reader = TableReplica.joining(
+        SigningKeyPair(hashlib.sha256(b"closed-log/reader").digest()),
+        host.sync.table,
+        name="reader",
+        role=SPECTATOR,
+        randomness=seeded_bytes("closed-log"),
+    )
+    ops = sorted(
+        (op for log in host.sync.logs.values() for op in log), key=lambda o: (o.lamport, o.author)
+    )
+    for i, op in enumerate(ops):
+        reader.receive(op.datagram(), "file", i * 0.001)
+    return reader
+
+
+def test_without_acknowledgments_a_later_round_waits_for_its_start_to_be_confirmed() -> None:
+    mesh = _two_rounds()
+    reader = _ops_alone(mesh)
+    host = mesh.replicas[0]
+    assert reader.sync.epochs[1].confirmed  # the first round's START is confirmed at once
+    assert not reader.sync.start_confirmed(2)
+    # Round 2's ops wait: nothing of it is ordered yet.
+    assert len(reader.sync.epochs[2].ops) < len(host.sync.epochs[2].ops)
+
+
+def test_a_closed_log_confirms_every_start_and_delivers_every_round() -> None:
+    mesh = _two_rounds()
+    reader = _ops_alone(mesh)
+    host = mesh.replicas[0]
+    reader.sync.close_log()
+    assert reader.sync.start_confirmed(2)
+    assert reader.sync.vector() == host.sync.vector()
+    for log in reader.sync.epochs.values():
+        for participant in log.participants:
+            log.hear(participant, 2**53)
+    reader.tick(10.0)
+    finals = {e.round: e for e in reader.events() if isinstance(e, RoundFinal)}
+    assert sorted(finals) == [1, 2]
+    for number in (1, 2):
+        assert finals[number].scores == mesh.finals[0][number].scores
+        ours, theirs = reader.rounds[number], host.rounds[number]
+        assert state_hash(ours.state) == state_hash(theirs.state)

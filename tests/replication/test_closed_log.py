@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import hashlib
 
+import pytest
+
 from nerts_p2p.game.position import state_hash
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.table.replica import RoundFinal, TableReplica
@@ -14,7 +16,8 @@ from protocol.signing import SigningKeyPair
 from tools.mesh import PeerMesh, seeded_bytes
 
 
-def _two_rounds() -> PeerMesh:
+@pytest.fixture(scope="module")
+def two_rounds() -> PeerMesh:
     mesh = PeerMesh(players=3, rules=Rules(seats=3, target=10_000), seed=4)
     mesh.run(until=1200, rounds=2)
     assert all(2 in finals for finals in mesh.finals)
@@ -39,8 +42,10 @@ def _ops_alone(mesh: PeerMesh) -> TableReplica:
     return reader
 
 
-def test_without_acknowledgments_a_later_round_waits_for_its_start_to_be_confirmed() -> None:
-    mesh = _two_rounds()
+def test_without_acknowledgments_a_later_round_waits_for_its_start_to_be_confirmed(
+    two_rounds: PeerMesh,
+) -> None:
+    mesh = two_rounds
     reader = _ops_alone(mesh)
     host = mesh.replicas[0]
     assert reader.sync.epochs[1].confirmed  # the first round's START is confirmed at once
@@ -49,8 +54,8 @@ def test_without_acknowledgments_a_later_round_waits_for_its_start_to_be_confirm
     assert len(reader.sync.epochs[2].ops) < len(host.sync.epochs[2].ops)
 
 
-def test_a_closed_log_confirms_every_start_and_delivers_every_round() -> None:
-    mesh = _two_rounds()
+def test_a_closed_log_confirms_every_start_and_delivers_every_round(two_rounds: PeerMesh) -> None:
+    mesh = two_rounds
     reader = _ops_alone(mesh)
     host = mesh.replicas[0]
     reader.sync.close_log()

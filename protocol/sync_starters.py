@@ -104,13 +104,13 @@ def signed_before_its_start(sync: SyncPeer, op: Op) -> bool:
     number = op.epoch
     if not number or op.kind == Kinds.START or number in sync.epochs:
         return False
-    if starter(sync, number) != op.author:
-        return False
+    # Its author's later ops first (most ops waiting for their round's START are followed
+    # by nothing, or by more ops of the round): who starts the round walks every round.
     queue = sync.pending.get(op.author, {})
     seq = op.seq + 1
     while (later := queue.get(seq)) is not None:
         if later.kind == Kinds.START and later.epoch == number:
-            return True
+            return starter(sync, number) == op.author
         seq += 1
     return False
 

@@ -620,3 +620,40 @@ def test_tests_are_matched_to_the_paths_of_a_subset() -> None:
     )
     subsets = {"x.py": ("tests/a.py",), "y.py": ("tests/b.py",), "z.py": ("tests/a.py::t",)}
     assert mutate._groups(subsets) == [["x.py", "z.py"], ["y.py"]]
+
+
+def test_a_cached_recording_stands_for_the_clean_run_and_ignores_the_campaign_s_own_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = _plant_shapes(tmp_path / "project")
+    (root / "tools").mkdir()
+    (root / "tools" / "mutate.py").write_text("# the campaign's own code\n")
+    monkeypatch.setenv("RAN_LOG", str(tmp_path / "ran.log"))
+    runs = _spy_on_runs(monkeypatch, tmp_path / "ran.log")
+    # The mutant no test runs: the first campaign runs the subset clean and records it...
+    args = ["--root", str(root), *SHAPES_ARGS, "--matching", "return side - 1 | - -> +"]
+    assert mutate.main(args) == 0
+    assert runs == [((), EVERY_SHAPE_TEST)]
+    first = json.loads(capsys.readouterr().out)
+    # ...the next, after an edit of the campaign's own code, runs nothing at all: the
+    # recording is still good, and it says how long the subset takes and that it passes.
+    with (root / "tools" / "mutate.py").open("a") as own:
+        own.write("# edited\n")
+    assert mutate.main(args) == 0
+    assert runs == [((), EVERY_SHAPE_TEST)]
+    second = json.loads(capsys.readouterr().out)
+    assert [m["survivors"] for m in first["modules"]] == [m["survivors"] for m in second["modules"]]
+
+
+def test_each_module_s_report_is_written_the_moment_its_last_mutant_is_done(
+    shapes_campaign: Campaign, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = shapes_campaign.root
+    args = ["--root", str(root), *SHAPES_ARGS, *SHAPES_MUTANTS, "--reports", str(tmp_path)]
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setenv("RAN_LOG", str(root.parent / "ran.log"))
+        assert mutate.main(args) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed == shapes_campaign.output
+    written = json.loads((tmp_path / "calc_shapes.json").read_text())
+    assert written == printed  # one module: its report is the whole campaign's

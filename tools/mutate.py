@@ -53,7 +53,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, TextIO, TypeVar
+from typing import Any, Final, TextIO, TypeVar
 
 from tools.mutants import (
     Mutant,
@@ -668,8 +668,15 @@ class CoverageCache:
             print(f"coverage cache not written: {error}", file=sys.stderr)
 
 
+#: The campaign's own code: no core test imports it, so editing it keeps the recordings.
+_NOT_DIGESTED: Final = frozenset(
+    {"tools/mutate.py", "tools/mutants.py", "tools/mutation_worker.py", "tests/test_mutate.py"}
+)
+
+
 def _tree_digest(tree: Path) -> str:
-    """A digest of every source file of `tree` (Python, and the JSON and TOML the tests read)."""
+    """A digest of every source file of `tree` (Python, and the JSON and TOML the tests read)
+    but the campaign's own."""
     digest = hashlib.sha256()
     for directory, subdirectories, names in os.walk(tree):
         subdirectories[:] = sorted(
@@ -678,7 +685,10 @@ def _tree_digest(tree: Path) -> str:
         for name in sorted(names):
             if name.endswith((".py", ".json", ".toml")):
                 path = Path(directory, name)
-                digest.update(path.relative_to(tree).as_posix().encode() + b"\0")
+                relative = path.relative_to(tree).as_posix()
+                if relative in _NOT_DIGESTED:
+                    continue
+                digest.update(relative.encode() + b"\0")
                 digest.update(hashlib.sha256(path.read_bytes()).digest())
     return digest.hexdigest()[:32]
 
@@ -902,6 +912,15 @@ def report_text(reports: Sequence[ModuleReport], seed: int) -> str:
     return "\n".join(out)
 
 
+def _write_report(folder: Path, report: ModuleReport, seed: int) -> None:
+    """One module's report, whole or not at all (a reader never finds half of it)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / (report.module.replace("/", "_").removesuffix(".py") + ".json")
+    temporary = path.with_suffix(".tmp")
+    temporary.write_text(report_json([report], seed) + "\n")
+    os.replace(temporary, path)
+
+
 def report_json(reports: Sequence[ModuleReport], seed: int) -> str:
     return json.dumps(
         {
@@ -982,6 +1001,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--list", action="store_true", help="list the mutants, run nothing")
     parser.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    parser.add_argument(
+        "--reports",
+        type=Path,
+        metavar="DIR",
+        help="also write each module's report (as --json prints it) to DIR/<module>.json the "
+        "moment its last mutant is done: a long campaign's survivors can be worked on while "
+        "it runs",
+    )
     parser.add_argument("--root", type=Path, default=ROOT, help=argparse.SUPPRESS)
     return parser
 
@@ -1113,10 +1140,12 @@ def _run_modules(
     # it clean once: the tree is the same unmutated tree for each of them.
     distinct = list(dict.fromkeys(subsets[m] for m in active))
     first_of = {tests: next(m for m in active if subsets[m] == tests) for tests in distinct}
-    seconds = pool.map(
-        [functools.partial(_clean_run, module=first_of[t], tests=t) for t in distinct]
-    )
-    clean = dict(zip(distinct, seconds, strict=True))
+    # A recording in the cache is a clean run already (it knows each test's time, and which
+    # failed): only the subsets without one are run clean, minutes each for the big ones.
+    clean = {} if args.no_coverage else _clean_from_cache(root, active, subsets, digest)
+    todo = [t for t in distinct if t not in clean]
+    seconds = pool.map([functools.partial(_clean_run, module=first_of[t], tests=t) for t in todo])
+    clean.update(zip(todo, seconds, strict=True))
     coverage = {} if args.no_coverage else _coverage(pool, root, active, subsets, clean, digest)
 
     tree = pool.runners[0].tree
@@ -1154,6 +1183,14 @@ def _run_modules(
         done[module].append(result)
         killed = sum(r.killed for r in done[module])
         shows[module](len(done[module]), len(chosen[module]), killed)
+        if args.reports is not None and len(done[module]) == len(chosen[module]):
+            order = {id(m): i for i, m in enumerate(chosen[module])}
+            report = reports[module]
+            finished = ModuleReport(
+                module, report.tests, report.candidates, clean_seconds=report.clean_seconds
+            )
+            finished.results = sorted(done[module], key=lambda r: order[id(r.mutant)])
+            _write_report(args.reports, finished, args.seed)
 
     results = pool.map(tasks, progress)
     for module, result in zip(owners, results, strict=True):
@@ -1165,6 +1202,29 @@ def _chunks(tests: Sequence[str], count: int) -> list[list[str]]:
     """`tests` dealt into at most `count` non-empty runs (slow ones are last in a subset:
     dealt in turn, each run gets some)."""
     return [chunk for chunk in (list(tests[i::count]) for i in range(count)) if chunk]
+
+
+def _clean_from_cache(
+    root: Path, modules: Sequence[str], subsets: dict[str, tuple[str, ...]], digest: str
+) -> dict[tuple[str, ...], float]:
+    """Each subset's clean run as a cached recording of it saw it: the seconds of its tests
+    (while traced, so more than a plain run takes: a generous timeout). Raises as a clean run
+    does when one of its tests failed."""
+    cache = CoverageCache(root, digest)
+    out: dict[tuple[str, ...], float] = {}
+    for group in _groups({m: subsets[m] for m in modules}):
+        found = cache.find(_union(subsets[m] for m in group), group)
+        if found is None:
+            continue
+        for module in group:
+            tests = subsets[module]
+            mine = [i for i, t in enumerate(found.tests) if any(_covers(e, t) for e in tests)]
+            if found.failed & set(mine):
+                raise CampaignError(
+                    f"the tests of {module} fail without any mutant: {' '.join(tests)}"
+                )
+            out[tests] = sum(found.seconds[i] for i in mine)
+    return out
 
 
 def _coverage(

@@ -34,3 +34,24 @@ def test_a_claim_of_ops_past_the_senders_expulsion_holds_back_no_sign_of_life() 
     # no longer holds anything back: her heartbeat at 4.0 is a sign of life at 4.0.
     peer.receive(_heartbeat("alice", last.lamport + 20, list(vector.items())), "alice", 4.0)
     assert peer.signs_of_life()[alice] == 4.0
+
+
+def test_a_claim_met_by_everything_but_the_expelled_ops_holds_back_nothing() -> None:
+    # Her expulsion is found while both versions of her op wait for the op before it, so
+    # once that one is delivered, what she can still be owed is exactly what is delivered.
+    peer = observer()
+    alice = IDS["alice"]
+    last = peer.logs[alice][-1]
+    vector = dict(peer.vector())
+    vector[alice] = last.seq + 3
+    peer.receive(_heartbeat("alice", last.lamport + 10, list(vector.items())), "alice", 1.0)
+    assert peer.signs_of_life()[alice] == 1.0
+    for payload in ("stuck", "turn"):
+        peer.receive(
+            next_op("alice", seq=last.seq + 2, prev=b"\x01" * 16, payload=payload), "x", 1.5
+        )
+    assert peer.expelled == {alice: last.seq + 2}
+    peer.receive(next_op("alice", payload="stuck"), "alice", 2.0)
+    assert peer.delivered(alice) == last.seq + 1
+    peer.receive(_heartbeat("alice", last.lamport + 20, list(vector.items())), "alice", 4.0)
+    assert peer.signs_of_life()[alice] == 4.0

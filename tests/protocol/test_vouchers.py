@@ -220,6 +220,23 @@ def test_an_op_taken_on_a_voucher_whose_own_signature_holds_is_relayed_alone(
     assert checks == [1 + 1, 1]
 
 
+def test_a_garbled_op_is_relayed_with_the_first_voucher_whose_own_signature_holds(
+    history: History,
+) -> None:
+    # Op 2 garbled, ops 3 to 5 genuine: 2 and 3 and 4 were all taken on vouchers, but op 3's
+    # own signature holds, so op 3 alone need come with op 2 (not 4 and 5 as well).
+    server = _holding_the_open(history)
+    admits = _admits(history)
+    relayed = [_garbled(admits[0])] + [(op.body, op.signature) for op in admits[1:]]
+    server.receive(_relay(relayed), "alice", 1.0)
+    assert server.delivered(HOST.key_id) == 5
+    asker = _holding_the_open(history)
+    served = _answer(server, asker, [(HOST.key_id, 2, 2)])
+    assert [op.seq for op in served] == [3, 2]
+    assert asker.delivered(HOST.key_id) == 3
+    assert asker.counters.total == 0
+
+
 def test_an_equivocation_proved_by_a_vouched_twin_reaches_every_peer(history: History) -> None:
     everything = history.datagrams()
     witness, bystander = SyncPeer(KEYS["sam"], TABLE), SyncPeer(KEYS["bob"], TABLE)

@@ -19,6 +19,7 @@ from nerts_p2p.game.errors import NertsError
 from nerts_p2p.game.moves import FROM_NERTS, NEW_FOUNDATION, Move, move_text
 from nerts_p2p.game.position import state_hash
 from nerts_p2p.game.rules import Rules
+from nerts_p2p.table.presence import SILENCE_BOUND
 from nerts_p2p.table.replica import (
     Divergence,
     PeerExpelled,
@@ -29,7 +30,7 @@ from nerts_p2p.table.replica import (
     TableReplica,
     deal_commitment,
 )
-from protocol.envelope import seal
+from protocol.envelope import seal, seal_parts
 from protocol.errors import DropReason
 from protocol.messages import SEED_AND_SALT, Batch, Kind, Op, decode, decode_op, op_body
 from protocol.sealed import OVERHEAD as SEALED_OVERHEAD
@@ -599,6 +600,99 @@ def test_an_expelled_dealer_who_never_reveals_is_named_a_cheater_when_the_round_
     assert own is not None
     assert own.log.excluded.get(cheat.me) is not None
     assert cheat.sync.logs[cheat.me][-1].kind == Kind.MOVE
+
+
+def test_a_dealer_expelled_from_before_its_reveal_is_audited_as_if_it_never_revealed() -> None:
+    # The cheat's REVEAL reaches the others, and then a second op of the same seq: the proof
+    # expels it from its REVEAL on, so that REVEAL counts nowhere and its seat is judged as
+    # one that never revealed, whether or not a peer held the REVEAL before the proof.
+    rules = Rules(seats=3, nerts_size=1)
+    seeds = [
+        seed_showing(rules, [], nerts_top="AS", label="r-caller"),
+        seed_showing(rules, [], label="r-other"),
+        seed_showing(rules, [], label="r-cheat"),
+    ]
+    table = ManualTable(rules, seeds)
+    table.start_round()
+    caller, _, cheat = table.players
+
+    def is_cheats_reveal(datagram: bytes) -> bool:
+        message = decode(datagram, table=caller.sync.table)
+        pairs = message.ops if isinstance(message, Batch) else []
+        ops = (
+            [message]
+            if isinstance(message, Op)
+            else [decode_op(*p, table=caller.sync.table) for p in pairs]
+        )
+        return any(op.kind == Kind.REVEAL and op.author == cheat.me for op in ops)
+
+    rnd = caller.current_round
+    assert rnd is not None
+    caller.play(Move(0, "play", rnd.state.seats[0].nerts_up[-1], FROM_NERTS, "f", NEW_FOUNDATION))
+    caller.play(Move(0, "nerts"))
+    table.settle(1.0, withhold=is_cheats_reveal)
+    reveal = cheat.sync.logs[cheat.me][-1]
+    assert reveal.kind == Kind.REVEAL
+    assert [e for e in table.events[0] if isinstance(e, RoundFinal)] == []
+    another_salt = [reveal.payload[0], bytes(16)]
+    twin = op_body(reveal.kind, reveal.table, reveal.author, reveal.seq, reveal.prev,
+                   reveal.lamport, reveal.epoch, list(reveal.round_deps), another_salt)  # fmt: skip
+    # Both in one BATCH, as a relayer sends what it holds: the REVEAL is taken first and is
+    # stable at once (the cheat's heartbeats are past it), the proof follows in the same
+    # receive, before the round can end.
+    _, twin_body, twin_signature = seal_parts(cheat.sync.key, twin)
+    ops = [[reveal.body, reveal.signature], [twin_body, twin_signature]]
+    for player, relayer in ((0, 1), (1, 0)):
+        key = table.players[relayer].sync.key
+        batch = seal(key, [int(Kind.BATCH), caller.sync.table, key.key_id, ops])
+        table.players[player].receive(batch, relayer, table.now)
+        assert table.players[player].sync.expelled == {cheat.me: reveal.seq}
+    table.settle(1.0)
+    finals = [[e for e in table.events[i] if isinstance(e, RoundFinal)] for i in (0, 1)]
+    assert [len(f) for f in finals] == [1, 1]
+    assert finals[0] == finals[1]
+    (final,) = finals[0]
+    assert final.cheaters == frozenset({2})
+    assert final.scores[2].score <= 0
+
+
+def test_a_dealer_whose_reveal_does_not_open_its_commitment_is_a_cheater_though_it_departs() -> (
+    None
+):
+    # The cheat reveals a seed and salt its commitment does not open, then falls silent and
+    # is voted out holding that REVEAL: a departed seat is not audited, but its REVEAL was
+    # made and counts, and it lies.
+    rules = Rules(seats=3, nerts_size=1)
+    seeds = [
+        seed_showing(rules, [], nerts_top="AS", label="d-caller"),
+        seed_showing(rules, [], label="d-other"),
+        seed_showing(rules, [], label="d-cheat"),
+    ]
+    table = ManualTable(rules, seeds)
+    table.start_round()
+    caller, _, cheat = table.players
+    rnd = caller.current_round
+    assert rnd is not None
+    caller.play(Move(0, "play", rnd.state.seats[0].nerts_up[-1], FROM_NERTS, "f", NEW_FOUNDATION))
+    caller.play(Move(0, "nerts"))
+    _settle_without(table, silent=2, seconds=1.0)
+    cheat.tick(table.now)  # it hears everything and reveals, but sends nothing
+    cheat.outgoing()
+    reveal = cheat.sync.logs[cheat.me][-1]
+    assert reveal.kind == Kind.REVEAL
+    lie = [reveal.payload[0], bytes(16)]
+    forged = op_body(reveal.kind, reveal.table, reveal.author, reveal.seq, reveal.prev,
+                     reveal.lamport, reveal.epoch, list(reveal.round_deps), lie)  # fmt: skip
+    for player in table.players[:2]:
+        player.receive(seal(cheat.sync.key, forged), 2, table.now)
+    _settle_without(table, silent=2, seconds=SILENCE_BOUND + 5.0)
+    finals = [[e for e in table.events[i] if isinstance(e, RoundFinal)] for i in (0, 1)]
+    assert [len(f) for f in finals] == [1, 1]
+    assert finals[0] == finals[1]
+    (final,) = finals[0]
+    assert caller.current_round is not None
+    assert caller.current_round.departed_seats() == {2}
+    assert final.cheaters == frozenset({2})
 
 
 def test_a_seed_share_that_does_not_open_is_reported_and_changes_nothing() -> None:

@@ -111,7 +111,7 @@ def receive_op(
             parked = sync.awaiting_key.get(author, [])
         sync.awaiting_key[author] = [*parked, op]
         sync.request(source, [(author, 1, 1)], now)
-        return False
+        return False  # parked unchecked: it vouches for nothing
     authenticate(sync, op, public_key, batch)
     if carried is not None or kind == Kinds.ADMIT:
         introduced = [(author, carried)] if carried is not None else []

@@ -11,10 +11,21 @@ from __future__ import annotations
 import pytest
 
 from protocol import signing, sync_vouchers
-from protocol.envelope import seal
+from protocol.envelope import seal, seal_parts
 from protocol.errors import DropReason
-from protocol.messages import PLAYER, Batch, Kind, Op, decode, decode_op, op_body, seal_op
+from protocol.messages import (
+    PLAYER,
+    Batch,
+    Kind,
+    Op,
+    decode,
+    decode_op,
+    op_body,
+    op_hash,
+    seal_op,
+)
 from protocol.sync import SyncPeer
+from tests.protocol.test_hostile import HISTORY, IDS, next_op, observer
 from tools.gen_vectors import KEYS, TABLE, History, play_history
 
 HOST = KEYS["host"]
@@ -282,3 +293,41 @@ def test_an_equivocation_proved_by_a_vouched_twin_reaches_every_peer(history: Hi
         bystander.receive(datagram, "witness", 1.1)
     assert bystander.expelled[HOST.key_id] == 2
     assert bystander.evidence[HOST.key_id][1].body == twin.body
+
+
+# --- only an op that is itself authentic vouches ------------------------------------------
+
+
+def test_an_op_of_an_author_we_have_no_key_for_vouches_for_nothing(history: History) -> None:
+    # Alice's JOIN carries her key, but her next op, parked until that key is known, has
+    # not been checked: a JOIN with no signature (anyone's key in it) is dropped, not taken
+    # on its word.
+    peer = _holding_the_open(history)
+    alice = KEYS["alice"].key_id
+    join, ready = [op for name, op in history.ops if name == "alice" and op.seq <= 2]
+    assert (join.kind, ready.kind) == (Kind.JOIN, Kind.READY)
+    peer.receive(_relay([_garbled(join), _garbled(ready)]), "bob", 1.0)
+    assert alice not in peer.keys
+    assert peer.delivered(alice) == 0
+    assert peer.counters[DropReason.BAD_SIGNATURE] >= 1
+
+
+def test_an_op_past_its_authors_expulsion_vouches_for_nothing() -> None:
+    # Alice is expelled from seq 7 (two versions of it) and her op 6 was refused (stamped
+    # too low), so nothing of hers from seq 6 on is held. Her op 7 is never taken again, so
+    # it is never checked: an op 6 it names, with no signature at all, is dropped.
+    peer = observer()
+    alice = IDS["alice"]
+    six = peer.delivered(alice) + 1
+    for payload in ("stuck", "recycle"):
+        peer.receive(next_op("alice", seq=six + 1, prev=b"\x01" * 16, payload=payload), "x", 1.0)
+    peer.receive(next_op("alice", lamport=1), "x", 1.0)  # refused: its chain is dropped
+    assert peer.expelled == {alice: six + 1}
+    assert not peer.pending.get(alice)
+    peer.events()
+    _, forged, _ = seal_parts(KEYS["alice"], HISTORY.body("alice", Kind.MOVE, 1, "turn"))
+    on_top = HISTORY.body("alice", Kind.MOVE, 1, "stuck", seq=six + 1, prev=op_hash(forged))
+    _, seven, _ = seal_parts(KEYS["alice"], on_top)
+    peer.receive(_relay([(seven, bytes(64)), (forged, bytes(64))], sender="bob"), "bob", 2.0)
+    assert peer.delivered(alice) == six - 1
+    assert peer.events() == []

@@ -18,7 +18,7 @@ from protocol.errors import LocalProtocolError
 from protocol.messages import Kind, op_body
 from protocol.sync_limits import MAX_LAMPORT_STEP
 
-from .table_helpers import ManualTable
+from .table_helpers import ManualTable, seed_showing
 
 
 def _violations(table: ManualTable) -> list[str]:
@@ -73,3 +73,27 @@ def test_a_start_stamped_as_far_ahead_as_allowed_by_a_host_who_sits_out_is_playe
         assert current is not None
         assert moves_open(current)
     assert _violations(table) == []
+
+
+def test_a_start_is_stable_at_once_where_every_participant_was_heard_past_it() -> None:
+    # The guest saw the START and said READY again (a lobby op: it waits for no START) before
+    # the watcher had the START. The watcher already holds ops of every participant stamped
+    # at or past the START, so the START is stable the moment it arrives, with no heartbeat.
+    rules = Rules(seats=2)
+    table = ManualTable(
+        rules, [seed_showing(rules, [], label=f"s{i}") for i in range(2)], spectators=1
+    )
+    host, guest, watcher = table.players
+    table.ready_all()
+    start = host.start()
+    table.queue = []  # delivered by hand below
+    guest.sync.receive(start.datagram(), 0, table.now)  # its sync layer only: no MIX yet
+    ready = next(op for op in reversed(guest.sync.logs[guest.me]) if op.kind == Kind.READY)
+    again = guest.sync.author(Kind.READY, 0, ready.payload)
+    assert again.lamport > start.lamport
+    watcher.receive(again.datagram(), 1, table.now)
+    assert watcher.sync.delivered(guest.me) == again.seq
+    watcher.receive(start.datagram(), 0, table.now)
+    log = watcher.sync.epochs[1]
+    assert log.stable_bound() == start.lamport
+    assert log.stable_count() == 1

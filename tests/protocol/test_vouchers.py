@@ -21,9 +21,9 @@ from protocol.messages import (
     decode,
     decode_op,
     op_body,
-    op_hash,
     seal_op,
 )
+from protocol.signing import op_hash
 from protocol.sync import SyncPeer
 from tests.protocol.test_hostile import HISTORY, IDS, next_op, observer
 from tools.gen_vectors import KEYS, TABLE, History, play_history

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import pytest
+
 from protocol.envelope import seal
 from protocol.messages import Batch, Evidence, Op, decode, decode_op, heartbeat_body, request_body
 from protocol.sync import SyncPeer
@@ -55,10 +57,12 @@ def test_a_restarted_peer_is_released_by_the_heartbeat_that_completes_its_condit
     assert bob.quarantined is None
 
 
-def test_a_liars_proof_is_served_with_its_ops() -> None:
+@pytest.mark.parametrize("split", [False, True])
+def test_a_liars_proof_is_served_with_its_ops(split: bool) -> None:
     # Alice broke the promise of her heartbeat (her next op stamped below it): expelled
     # from that op. A peer asked for her ops serves those that count and the proof, the op
-    # and the heartbeat it broke, so the asker reaches the same verdict.
+    # and the heartbeat it broke, so the asker reaches the same verdict: once, though the
+    # request names her in two ranges.
     peer = observer()
     alice = IDS["alice"]
     last = peer.logs[alice][-1]
@@ -68,8 +72,9 @@ def test_a_liars_proof_is_served_with_its_ops() -> None:
     peer.receive(lie, "alice", 1.1)
     assert peer.expelled == {alice: last.seq + 1}
     peer.outgoing()
+    ranges = [(alice, 1, 2), (alice, 3, last.seq + 9)] if split else [(alice, 1, last.seq + 9)]
     peer.receive(
-        seal(KEYS["bob"], request_body(TABLE, IDS["bob"], [(alice, 1, last.seq + 9)])),
+        seal(KEYS["bob"], request_body(TABLE, IDS["bob"], ranges)),
         "bob",
         2.0,
     )
@@ -84,6 +89,6 @@ def test_a_liars_proof_is_served_with_its_ops() -> None:
             ops.append(message)
         elif isinstance(message, Evidence):
             heartbeats += [body for body, _ in message.heartbeats]
-    assert sorted(op.seq for op in ops) == list(range(1, last.seq + 2))
+    assert sorted(op.seq for op in ops) == list(range(1, last.seq + 2))  # each op once
     assert [op.body for op in ops if op.seq == last.seq + 1] == [decode(lie, table=TABLE).body]
     assert heartbeats == [decode(promise, table=TABLE).body]

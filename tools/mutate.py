@@ -204,7 +204,7 @@ _SYNC_EXTRA: dict[str, tuple[str, ...]] = {
     "sync_delivery": (),
     "sync_checks": (),
     "sync_lamport": (),
-    "sync_membership": ("departures",),
+    "sync_membership": ("departures", "start_race"),
     "sync_starters": ("departures", "start_race"),
     "sync_heartbeats": (),
     "sync_requests": (),

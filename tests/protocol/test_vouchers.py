@@ -331,3 +331,24 @@ def test_an_op_past_its_authors_expulsion_vouches_for_nothing() -> None:
     peer.receive(_relay([(seven, bytes(64)), (forged, bytes(64))], sender="bob"), "bob", 2.0)
     assert peer.delivered(alice) == six - 1
     assert peer.events() == []
+
+
+def test_an_op_refused_for_its_chain_still_vouches_for_the_twin_it_names() -> None:
+    # Alice signed two versions of her op 5 and her op 6 on top of the second. A peer holds
+    # the first; a BATCH brings op 6 (signed) and the second version (its signature
+    # garbled). Op 6 does not follow the op 5 held here, so it is refused, but it is
+    # authentic, and it vouches for the version it names: the equivocation is proven.
+    peer = observer()
+    alice = IDS["alice"]
+    held = peer.logs[alice][-1]
+    mine = held.round_deps.index(held.seq - 1)  # her own place in the deps
+    twin = op_body(held.kind, held.table, held.author, held.seq, held.prev, held.lamport,
+                   held.epoch, list(held.round_deps), bytes(len(held.payload)))  # fmt: skip
+    _, twin_body, _ = seal_parts(KEYS["alice"], twin)
+    deps = [seen + 1 if i == mine else seen for i, seen in enumerate(held.round_deps)]
+    on_top = op_body(Kind.MOVE, held.table, held.author, held.seq + 1, op_hash(twin_body),
+                     held.lamport + 1, held.epoch, deps, "stuck")  # fmt: skip
+    _, top_body, top_signature = seal_parts(KEYS["alice"], on_top)
+    peer.receive(_relay([(top_body, top_signature), (twin_body, bytes(64))], "bob"), "bob", 2.0)
+    assert peer.expelled == {alice: held.seq}
+    assert peer.delivered(alice) == held.seq  # the version held stays; op 6 is not taken

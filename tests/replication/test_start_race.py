@@ -452,3 +452,16 @@ def test_an_op_signed_in_a_round_whose_start_is_voided_is_judged_alike_everywher
     assert host.sync.dead.get(third.me) == heir.sync.dead.get(third.me) == early.seq
     hashes = {state_hash(r.current_round.state) for r in honest if r.current_round is not None}
     assert len(hashes) == 1
+
+
+def test_an_heirs_early_ops_wait_for_its_start_while_it_does_not_come() -> None:
+    # The heir acted twice in the voided round and has not started the round itself yet:
+    # nothing shows its early ops were signed before a START of its own, so the others
+    # deliver neither (the first is not judged by the second, which is no START).
+    table, saved = _an_early_actor_becomes_heir(early_ops=2)
+    host, heir, third = table.players
+    first = heir.sync.logs[heir.me][-2]
+    _restore(host, saved)
+    table.settle(2.0)
+    for replica in (host, third):
+        assert replica.sync.delivered(heir.me) == first.seq - 1

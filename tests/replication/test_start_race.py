@@ -465,3 +465,24 @@ def test_an_heirs_early_ops_wait_for_its_start_while_it_does_not_come() -> None:
     table.settle(2.0)
     for replica in (host, third):
         assert replica.sync.delivered(heir.me) == first.seq - 1
+
+
+def test_votes_before_a_ready_naming_every_acknowledger_keep_their_author_a_possible_stayer() -> (
+    None
+):
+    # The third player votes the host and then the second player out of round 1, unseen of
+    # the START, and only then says READY for round 2. The second player acknowledges the
+    # START; the third's votes before its READY name it, so the third could still be a
+    # stayer of an agreement that departs the host with a cut below its START. With the
+    # two gone, that is three of five: no confirmation.
+    table, deaf = _a_vote_unseen_of_the_start(second_hears_it=True)
+    host, second, voter, *_ = table.players
+    voter.sync.author(Kind.DEPART, 1, [second.me, voter.sync.delivered(second.me)])
+    voter.ready()
+    _restore(voter, deaf)
+    table.collect()
+    table.deliver_all()
+    table.settle(1.0)
+    start = host.sync.epochs[2].start
+    assert host.sync.acks[second.me].seq(host.me) >= start.seq
+    assert not host.sync.start_confirmed(2)

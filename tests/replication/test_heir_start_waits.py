@@ -9,7 +9,8 @@ import hashlib
 
 from nerts_p2p.game.moves import FROM_NERTS, NEW_FOUNDATION, Move
 from nerts_p2p.game.rules import Rules
-from protocol.messages import Kind, Op
+from protocol.envelope import seal
+from protocol.messages import Kind, Op, op_body
 from protocol.signing import SigningKeyPair
 from protocol.sync import SyncPeer
 from protocol.sync_events import OpRejected
@@ -74,3 +75,57 @@ def test_an_heirs_start_whose_deps_are_all_held_waits_for_the_last_vote_against_
     assert late.epochs[2].start.body == start.body
     assert late.starter(2) == heir.me
     assert late.vector() == heir.sync.vector()
+
+
+def test_an_heirs_start_is_delivered_the_moment_an_expulsion_completes_the_agreement() -> None:
+    # Five played round 1; the host vanishes. Three vote it out, and the fifth, who never
+    # votes, is proven to have equivocated: without it the three are the agreement. A peer
+    # that holds everything but the proof parks the heir's START; the proof arrives and,
+    # in that same receive, the host is departed and the START delivered (no op of that
+    # receive is delivered first: the departure alone lets it through).
+    rules = Rules(seats=5, nerts_size=1, target=500)
+    seeds = [
+        seed_showing(rules, [], nerts_top="AS", label="agree/host"),
+        *(seed_showing(rules, [], label=f"agree/{i}") for i in range(1, 5)),
+    ]
+    table = ManualTable(rules, seeds)
+    host, heir, voter, third, liar = table.players
+    table.start_round()
+    rnd = host.current_round
+    assert rnd is not None
+    ace = rnd.state.seats[0].nerts_up[-1]
+    host.play(Move(0, "play", ace, FROM_NERTS, "f", NEW_FOUNDATION))
+    host.play(Move(0, "nerts"))
+    table.collect()
+    table.deliver_all()
+    table.settle(2.0)
+    assert all(p.rounds[1].final is not None for p in table.players)
+    now = table.now + 1.0
+    alive = [heir, voter, third, liar]
+    heir.ready()
+    voter.ready()
+    exchange(alive, now)
+    first = liar.ready()
+    exchange(alive, now)
+    deps = [list(pair) for pair in first.lobby_deps]
+    twin = op_body(first.kind, first.table, first.author, first.seq, first.prev,
+                   first.lamport + 1, first.epoch, deps, first.payload)  # fmt: skip
+    proof = seal(liar.sync.key, twin)
+    for member in (heir, voter, third):
+        member.receive(proof, id(liar), now)
+        assert liar.me in member.sync.expelled
+    for member in (heir, voter, third):
+        member.sync.author(Kind.DEPART, 1, [host.me, member.sync.delivered(host.me)])
+        exchange([heir, voter, third], now)
+    assert heir.sync.starter(2) == heir.me
+    start = heir.start()
+    exchange([heir, voter, third], now)
+
+    late = SyncPeer(SigningKeyPair(hashlib.sha256(b"late/agree").digest()), host.sync.table)
+    for i, op in enumerate(_all_ops(heir.sync)):
+        late.receive(op.datagram(), ("heir", i), now)
+    assert liar.me not in late.expelled
+    assert 2 not in late.epochs  # it waits for the host's departure
+    late.receive(proof, "liar", now)
+    assert late.expelled == {liar.me: first.seq}
+    assert late.epochs[2].start.body == start.body

@@ -14,7 +14,7 @@ from protocol.messages import Kind, Op, op_body
 from protocol.signing import SigningKeyPair
 from protocol.sync import SyncPeer
 from protocol.sync_events import OpRejected
-from tests.replication.table_helpers import ManualTable, exchange, seed_showing
+from tests.replication.table_helpers import ManualTable, call_nerts, exchange, seed_showing
 
 
 def _all_ops(peer: SyncPeer) -> list[Op]:
@@ -91,14 +91,7 @@ def test_an_heirs_start_is_delivered_the_moment_an_expulsion_completes_the_agree
     table = ManualTable(rules, seeds)
     host, heir, voter, third, liar = table.players
     table.start_round()
-    rnd = host.current_round
-    assert rnd is not None
-    ace = rnd.state.seats[0].nerts_up[-1]
-    host.play(Move(0, "play", ace, FROM_NERTS, "f", NEW_FOUNDATION))
-    host.play(Move(0, "nerts"))
-    table.collect()
-    table.deliver_all()
-    table.settle(2.0)
+    call_nerts(table)
     assert all(p.rounds[1].final is not None for p in table.players)
     now = table.now + 1.0
     alive = [heir, voter, third, liar]

@@ -35,7 +35,12 @@ from protocol.errors import DropReason
 from protocol.messages import SEED_AND_SALT, Batch, Kind, Op, decode, decode_op, op_body
 from protocol.sealed import OVERHEAD as SEALED_OVERHEAD
 from protocol.sync import BROADCAST, MAX_PENDING_PER_AUTHOR, DivergenceDetected, SyncPeer
-from tests.replication.table_helpers import ManualTable, partners_after_their_share, seed_showing
+from tests.replication.table_helpers import (
+    ManualTable,
+    call_nerts,
+    partners_after_their_share,
+    seed_showing,
+)
 from tools.gen_vectors import KEYS, TABLE, play_history
 
 # --- anti-entropy: the request and its answer, without heartbeats --------------------------
@@ -626,10 +631,7 @@ def test_a_dealer_expelled_from_before_its_reveal_is_audited_as_if_it_never_reve
         )
         return any(op.kind == Kind.REVEAL and op.author == cheat.me for op in ops)
 
-    rnd = caller.current_round
-    assert rnd is not None
-    caller.play(Move(0, "play", rnd.state.seats[0].nerts_up[-1], FROM_NERTS, "f", NEW_FOUNDATION))
-    caller.play(Move(0, "nerts"))
+    call_nerts(table, settle=None)
     table.settle(1.0, withhold=is_cheats_reveal)
     reveal = cheat.sync.logs[cheat.me][-1]
     assert reveal.kind == Kind.REVEAL
@@ -674,7 +676,7 @@ def test_a_dealer_whose_reveal_does_not_open_its_commitment_is_a_cheater_though_
     rnd = caller.current_round
     assert rnd is not None
     caller.play(Move(0, "play", rnd.state.seats[0].nerts_up[-1], FROM_NERTS, "f", NEW_FOUNDATION))
-    caller.play(Move(0, "nerts"))
+    caller.play(Move(0, "nerts"))  # left in its outbox: the silent settle below sends it
     _settle_without(table, silent=2, seconds=1.0)
     cheat.tick(table.now)  # it hears everything and reveals, but sends nothing
     cheat.outgoing()

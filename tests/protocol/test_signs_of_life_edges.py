@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 import pytest
 
+from protocol import sync_requests
 from protocol.envelope import seal
 from protocol.messages import Batch, Evidence, Op, decode, decode_op, heartbeat_body, request_body
 from protocol.sync import SyncPeer
@@ -92,3 +93,29 @@ def test_a_liars_proof_is_served_with_its_ops(split: bool) -> None:
     assert sorted(op.seq for op in ops) == list(range(1, last.seq + 2))  # each op once
     assert [op.body for op in ops if op.seq == last.seq + 1] == [decode(lie, table=TABLE).body]
     assert heartbeats == [decode(promise, table=TABLE).body]
+
+
+def test_an_answer_with_a_liars_proof_still_holds_at_most_max_reply_ops(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The proof takes its place in the one answer's budget: a request, whose source could
+    # be forged, never brings back more than MAX_REPLY ops (4 here, to see it on a short
+    # history), evidence included.
+    monkeypatch.setattr(sync_requests, "MAX_REPLY", 4)
+    peer = observer()
+    alice = IDS["alice"]
+    last = peer.logs[alice][-1]
+    peer.receive(_heartbeat("alice", last.lamport + 100, peer.vector()), "alice", 1.0)
+    peer.receive(next_op("alice", lamport=last.lamport + 50), "alice", 1.1)
+    assert peer.expelled == {alice: last.seq + 1}
+    peer.outgoing()
+    ranges = [(author, 1, seq) for author, seq in peer.vector()]
+    peer.receive(seal(KEYS["bob"], request_body(TABLE, IDS["bob"], ranges)), "bob", 2.0)
+    served = 0
+    for _, datagram in peer.outgoing():
+        message = decode(datagram, table=TABLE)
+        if isinstance(message, Batch):
+            served += len(message.ops)
+        elif isinstance(message, Op):
+            served += 1
+    assert served == 4

@@ -331,6 +331,10 @@ def test_an_op_past_its_authors_expulsion_vouches_for_nothing() -> None:
     peer.receive(_relay([(seven, bytes(64)), (forged, bytes(64))], sender="bob"), "bob", 2.0)
     assert peer.delivered(alice) == six - 1
     assert peer.events() == []
+    # Nor is a third version of op 7 itself taken, properly signed though it is: nothing of
+    # hers from her expulsion on is held again.
+    peer.receive(next_op("alice", seq=six + 1, prev=b"\x03" * 16, payload="turn"), "x", 3.0)
+    assert not peer.pending.get(alice)
 
 
 def test_an_op_refused_for_its_chain_still_vouches_for_the_twin_it_names() -> None:

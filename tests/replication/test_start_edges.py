@@ -11,14 +11,14 @@ import re
 import pytest
 
 from nerts_p2p.game.rules import Rules
-from nerts_p2p.table.replica import ProtocolViolation
+from nerts_p2p.table.replica import ProtocolViolation, RoundFinal
 from nerts_p2p.table.status import moves_open
 from protocol.envelope import seal
 from protocol.errors import LocalProtocolError
 from protocol.messages import Kind, op_body
 from protocol.sync_limits import MAX_LAMPORT_STEP
 
-from .table_helpers import ManualTable, seed_showing
+from .table_helpers import ManualTable, call_nerts, seed_showing
 
 
 def _violations(table: ManualTable) -> list[str]:
@@ -97,3 +97,30 @@ def test_a_start_is_stable_at_once_where_every_participant_was_heard_past_it() -
     log = watcher.sync.epochs[1]
     assert log.stable_bound() == start.lamport
     assert log.stable_count() == 1
+
+
+def test_a_player_who_says_ready_twice_plays_the_round_on_its_latest_ready() -> None:
+    # The guest says READY again before the START (a new commitment, a new mix nonce's):
+    # the START is judged, the round dealt and audited on that latest READY, and the round
+    # ends with nobody named a cheater.
+    rules = Rules(seats=2, nerts_size=1)
+    seeds = [
+        seed_showing(rules, [], nerts_top="AS", label="twice/0"),
+        seed_showing(rules, [], label="twice/1"),
+    ]
+    table = ManualTable(rules, seeds)
+    host, guest = table.players
+    table.ready_all()
+    table.ready_all([guest])
+    first, latest = [op for op in guest.sync.logs[guest.me] if op.kind == Kind.READY]
+    assert first.payload != latest.payload
+    start = host.start()
+    assert host.sync.ready_for(1, guest.me, start) == latest
+    table.collect()
+    table.deliver_all()
+    table.settle(0.3)
+    call_nerts(table, settle=3.0)
+    finals = [[e for e in table.events[i] if isinstance(e, RoundFinal)] for i in (0, 1)]
+    assert [len(f) for f in finals] == [1, 1]
+    assert finals[0] == finals[1]
+    assert finals[0][0].cheaters == frozenset()

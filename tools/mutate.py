@@ -1142,11 +1142,15 @@ def _run_modules(
     first_of = {tests: next(m for m in active if subsets[m] == tests) for tests in distinct}
     # A recording in the cache is a clean run already (it knows each test's time, and which
     # failed): only the subsets without one are run clean, minutes each for the big ones.
-    clean = {} if args.no_coverage else _clean_from_cache(root, active, subsets, digest)
+    groups = _groups({m: subsets[m] for m in active})
+    cached = {} if args.no_coverage else _cached_recordings(root, groups, subsets, digest)
+    clean = _clean_from_recordings(groups, cached, subsets)
     todo = [t for t in distinct if t not in clean]
     seconds = pool.map([functools.partial(_clean_run, module=first_of[t], tests=t) for t in todo])
     clean.update(zip(todo, seconds, strict=True))
-    coverage = {} if args.no_coverage else _coverage(pool, root, active, subsets, clean, digest)
+    coverage = (
+        {} if args.no_coverage else _coverage(pool, root, groups, subsets, clean, digest, cached)
+    )
 
     tree = pool.runners[0].tree
     tasks: list[Callable[[Runner], MutantResult]] = []
@@ -1204,19 +1208,31 @@ def _chunks(tests: Sequence[str], count: int) -> list[list[str]]:
     return [chunk for chunk in (list(tests[i::count]) for i in range(count)) if chunk]
 
 
-def _clean_from_cache(
-    root: Path, modules: Sequence[str], subsets: dict[str, tuple[str, ...]], digest: str
+def _cached_recordings(
+    root: Path, groups: Sequence[Sequence[str]], subsets: dict[str, tuple[str, ...]], digest: str
+) -> dict[int, Recording]:
+    """The recordings the cache holds, by index in `groups` (read once: they serve both the
+    clean run's times and the coverage)."""
+    cache = CoverageCache(root, digest)
+    found: dict[int, Recording] = {}
+    for g, group in enumerate(groups):
+        recording = cache.find(_union(subsets[m] for m in group), group)
+        if recording is not None:
+            found[g] = recording
+    return found
+
+
+def _clean_from_recordings(
+    groups: Sequence[Sequence[str]],
+    recordings: Mapping[int, Recording],
+    subsets: dict[str, tuple[str, ...]],
 ) -> dict[tuple[str, ...], float]:
-    """Each subset's clean run as a cached recording of it saw it: the seconds of its tests
+    """Each subset's clean run as its group's recording saw it: the seconds of its tests
     (while traced, so more than a plain run takes: a generous timeout). Raises as a clean run
     does when one of its tests failed."""
-    cache = CoverageCache(root, digest)
     out: dict[tuple[str, ...], float] = {}
-    for group in _groups({m: subsets[m] for m in modules}):
-        found = cache.find(_union(subsets[m] for m in group), group)
-        if found is None:
-            continue
-        for module in group:
+    for g, found in recordings.items():
+        for module in groups[g]:
             tests = subsets[module]
             mine = [i for i, t in enumerate(found.tests) if any(_covers(e, t) for e in tests)]
             if found.failed & set(mine):
@@ -1230,23 +1246,22 @@ def _clean_from_cache(
 def _coverage(
     pool: Pool,
     root: Path,
-    modules: Sequence[str],
+    groups: Sequence[Sequence[str]],
     subsets: dict[str, tuple[str, ...]],
     clean: dict[tuple[str, ...], float],
     digest: str,
+    cached: Mapping[int, Recording],
 ) -> dict[str, ModuleCoverage]:
     """For each module, which of its tests run which of its lines: recorded once for every
-    group of modules whose subsets share tests (dealt to all the runners), or from the cache."""
+    group of modules whose subsets share tests (dealt to all the runners), unless `cached`
+    (`_cached_recordings`) holds the group's recording already."""
     cache = CoverageCache(root, digest)
-    groups = _groups({m: subsets[m] for m in modules})
-    recordings: dict[int, Recording] = {}
+    recordings: dict[int, Recording] = dict(cached)
     tasks: list[Callable[[Runner], Recording]] = []
     owners: list[int] = []
     for g, group in enumerate(groups):
         tests = _union(subsets[m] for m in group)
-        found = cache.find(tests, group)
-        if found is not None:
-            recordings[g] = found
+        if g in recordings:
             print(f"coverage of {', '.join(group)}: from the cache", file=sys.stderr)
             continue
         # Tracing slows the tests down: a margin far above the per-mutant one.

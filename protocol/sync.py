@@ -277,12 +277,17 @@ class SyncPeer:
                 if kind == Kinds.JOIN and self.me in self.admits:
                     needed[self.host] = self.admits[self.me][0]  # the host's ADMIT of us
             return [[a, n] for a, n in sorted(needed.items()) if n]
+        return [self.delivered(p) for p in self.round_players(kind, epoch, payload)]
+
+    def round_players(self, kind: Kind, epoch: int, payload: object) -> Sequence[bytes]:
+        """Whom the round deps of our next op of round `epoch` count, in order: a START's
+        own players, else the round's participants."""
         if kind == Kinds.START:
-            return [self.delivered(p) for p in payload[0]]  # type: ignore[index]
+            return payload[0]  # type: ignore[index,no-any-return]
         log = self.epochs.get(epoch)
         if log is None:
             raise LocalProtocolError(DropReason.SCHEMA, f"round {epoch} has not started here")
-        return [self.delivered(p) for p in log.participants]
+        return log.participants
 
     def author(self, kind: Kind, epoch: int, payload: object) -> Op:
         """Sign and deliver an op of our own; it is queued for every peer. The caller stores

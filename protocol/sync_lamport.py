@@ -26,10 +26,7 @@ def stamp(sync: SyncPeer, kind: Kind, epoch: int, payload: object, deps: list[ob
     if epoch == 0:
         named: dict[bytes, int] = {pair[0]: pair[1] for pair in deps}  # type: ignore[index]
     else:
-        # The players the deps were written for (`SyncPeer.deps_for`): a START's own (it may
-        # be an heir's, for a round whose voided START left a log of other participants).
-        log = sync.epochs.get(epoch)
-        players = payload[0] if kind == Kind.START or log is None else log.participants  # type: ignore[index]
+        players = sync.round_players(kind, epoch, payload)  # whom `deps_for` counted
         named = dict(zip(players, deps, strict=True))  # type: ignore[arg-type]
     floor = lamport_floor(sync, sync.me, epoch, named)
     lamport = max(min(sync.clock.tick(), floor + MAX_LAMPORT_STEP), sync._promised + 1)

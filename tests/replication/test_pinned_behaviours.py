@@ -567,15 +567,22 @@ def test_only_the_host_starts_a_round_and_never_with_one_player() -> None:
     assert {p.seat for p in table.players[:2]} == {0, 1}
 
 
-def test_an_expelled_dealer_who_never_reveals_is_named_a_cheater_when_the_round_ends() -> None:
+def _caller_other_and_cheat(label: str) -> ManualTable:
+    """Three seats of one-card Nerts piles, the round started: seat 0 (the caller) can play
+    its ace and call Nerts at once; seat 2 is the one that cheats."""
     rules = Rules(seats=3, nerts_size=1)
     seeds = [
-        seed_showing(rules, [], nerts_top="AS", label="x-caller"),
-        seed_showing(rules, [], label="x-other"),
-        seed_showing(rules, [], label="x-cheat"),
+        seed_showing(rules, [], nerts_top="AS", label=f"{label}-caller"),
+        seed_showing(rules, [], label=f"{label}-other"),
+        seed_showing(rules, [], label=f"{label}-cheat"),
     ]
     table = ManualTable(rules, seeds)
     table.start_round()
+    return table
+
+
+def test_an_expelled_dealer_who_never_reveals_is_named_a_cheater_when_the_round_ends() -> None:
+    table = _caller_other_and_cheat("x")
     caller, _, cheat = table.players
     first = cheat.play(Move(2, "turn"))
     assert isinstance(first, Op)
@@ -611,14 +618,7 @@ def test_a_dealer_expelled_from_before_its_reveal_is_audited_as_if_it_never_reve
     # The cheat's REVEAL reaches the others, and then a second op of the same seq: the proof
     # expels it from its REVEAL on, so that REVEAL counts nowhere and its seat is judged as
     # one that never revealed, whether or not a peer held the REVEAL before the proof.
-    rules = Rules(seats=3, nerts_size=1)
-    seeds = [
-        seed_showing(rules, [], nerts_top="AS", label="r-caller"),
-        seed_showing(rules, [], label="r-other"),
-        seed_showing(rules, [], label="r-cheat"),
-    ]
-    table = ManualTable(rules, seeds)
-    table.start_round()
+    table = _caller_other_and_cheat("r")
     caller, _, cheat = table.players
 
     def is_cheats_reveal(datagram: bytes) -> bool:
@@ -664,14 +664,7 @@ def test_a_dealer_whose_reveal_does_not_open_its_commitment_is_a_cheater_though_
     # The cheat reveals a seed and salt its commitment does not open, then falls silent and
     # is voted out holding that REVEAL: a departed seat is not audited, but its REVEAL was
     # made and counts, and it lies.
-    rules = Rules(seats=3, nerts_size=1)
-    seeds = [
-        seed_showing(rules, [], nerts_top="AS", label="d-caller"),
-        seed_showing(rules, [], label="d-other"),
-        seed_showing(rules, [], label="d-cheat"),
-    ]
-    table = ManualTable(rules, seeds)
-    table.start_round()
+    table = _caller_other_and_cheat("d")
     caller, _, cheat = table.players
     rnd = caller.current_round
     assert rnd is not None

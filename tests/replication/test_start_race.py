@@ -238,6 +238,15 @@ def _a_vote_unseen_of_the_start(*, second_hears_it: bool) -> tuple[ManualTable, 
     return table, deaf
 
 
+def _hears_again(table: ManualTable, voter: TableReplica, deaf: Link) -> None:
+    """The cut-off voter's link is back: what it said meanwhile goes out, and the table
+    runs a second."""
+    _restore(voter, deaf)
+    table.collect()
+    table.deliver_all()
+    table.settle(1.0)
+
+
 def test_an_acknowledgment_after_an_unseen_vote_does_not_confirm_the_start() -> None:
     # The third player voted the host out of round 1 before the START reached it (its vote
     # holds less than the START), then heard the START: its heartbeats name the START now,
@@ -246,10 +255,7 @@ def test_an_acknowledgment_after_an_unseen_vote_does_not_confirm_the_start() -> 
     table, deaf = _a_vote_unseen_of_the_start(second_hears_it=True)
     host, _, voter, *_ = table.players
     start = host.sync.epochs[2].start
-    _restore(voter, deaf)
-    table.collect()
-    table.deliver_all()
-    table.settle(1.0)
+    _hears_again(table, voter, deaf)
     assert voter.sync.delivered(host.me) >= start.seq  # it holds the START now
     assert host.sync.acks[voter.me].seq(host.me) >= start.seq  # and says so
     assert not host.sync.start_confirmed(2)
@@ -263,10 +269,7 @@ def test_an_unseen_vote_the_acknowledgment_ends_on_counts_though_a_later_op_came
     # the acknowledgment names and confirmed the START.)
     table, deaf = _a_vote_unseen_of_the_start(second_hears_it=True)
     host, _, voter, gone, _ = table.players
-    _restore(voter, deaf)
-    table.collect()
-    table.deliver_all()
-    table.settle(1.0)
+    _hears_again(table, voter, deaf)
     acknowledged = host.sync.acks[voter.me].seq(voter.me)
     assert host.sync.logs[voter.me][acknowledged - 1].kind == Kind.DEPART
     voter.sync.author(Kind.DEPART, 1, [gone.me, voter.sync.delivered(gone.me)])
@@ -305,10 +308,7 @@ def test_an_unseen_vote_counts_against_an_acknowledgment_though_a_ready_came_aft
     table, deaf = _a_vote_unseen_of_the_start(second_hears_it=False)
     host, _, voter, *_ = table.players
     voter.ready()
-    _restore(voter, deaf)
-    table.collect()
-    table.deliver_all()
-    table.settle(1.0)
+    _hears_again(table, voter, deaf)
     start = host.sync.epochs[2].start
     assert host.sync.acks[voter.me].seq(host.me) >= start.seq
     assert not host.sync.start_confirmed(2)
@@ -479,10 +479,7 @@ def test_votes_before_a_ready_naming_every_acknowledger_keep_their_author_a_poss
     host, second, voter, *_ = table.players
     voter.sync.author(Kind.DEPART, 1, [second.me, voter.sync.delivered(second.me)])
     voter.ready()
-    _restore(voter, deaf)
-    table.collect()
-    table.deliver_all()
-    table.settle(1.0)
+    _hears_again(table, voter, deaf)
     start = host.sync.epochs[2].start
     assert host.sync.acks[second.me].seq(host.me) >= start.seq
     assert not host.sync.start_confirmed(2)

@@ -96,6 +96,7 @@ REPLICA_TESTS: tuple[str, ...] = (
     # player voted out, a start announced stable on its own.
     "tests/replication/test_restart_secrets_and_moves.py",
     "tests/replication/test_departed_before_nonce.py",
+    "tests/replication/test_nonce_memo.py",
     "tests/replication/test_start_announced_stable.py",
     # Seed 804's: our own move handed to the shell as it is signed, a departure reported by
     # the tick whose vote settles it.

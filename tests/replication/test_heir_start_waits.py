@@ -122,3 +122,56 @@ def test_an_heirs_start_is_delivered_the_moment_an_expulsion_completes_the_agree
     late.receive(proof, "liar", now)
     assert late.expelled == {liar.me: first.seq}
     assert late.epochs[2].start.body == start.body
+
+
+def test_an_heirs_start_goes_through_at_the_next_op_once_our_own_vote_departs_the_host() -> None:
+    # Five played round 1; the host vanishes, and so, for the others, does `cut_off`: three
+    # vote both out, and the heir starts round 2 with a newcomer. `cut_off` is alive; it
+    # holds the heir's chain and the others' votes against the host, but not their votes
+    # against itself, so the START waits. Its own vote against the host departs the host
+    # here; the next op it is sent (parked: an op of its author is missing) must let the
+    # START through, not wait for an op that happens to be next in its author's chain.
+    rules = Rules(seats=6, nerts_size=1, target=500)
+    seeds = [
+        seed_showing(rules, [], nerts_top="AS", label="own-vote/host"),
+        *(seed_showing(rules, [], label=f"own-vote/{i}") for i in range(1, 6)),
+    ]
+    table = ManualTable(rules, seeds)
+    host, heir, cut_off, second, third, newcomer = table.players
+    table.ready_all([host, heir, cut_off, second, third])
+    host.start()
+    table.collect()
+    table.deliver_all()
+    table.settle(0.5)
+    call_nerts(table)
+    assert all(p.rounds[1].final is not None for p in table.players[:5])
+    now = table.now + 1.0
+    newcomer.ready()
+    exchange([heir, cut_off, second, third, newcomer], now)
+    # Each voter votes against both before it hears the others' votes (so none of its ops
+    # names a vote against `cut_off` but its own), and the heir says READY before too.
+    voters = [heir, second, third]
+    against_host = []
+    for member in voters:
+        against_host.append(
+            member.sync.author(Kind.DEPART, 1, [host.me, member.sync.delivered(host.me)])
+        )
+        member.sync.author(Kind.DEPART, 1, [cut_off.me, member.sync.delivered(cut_off.me)])
+    heir.ready()
+    exchange([*voters, newcomer], now)
+    assert heir.sync.starter(2) == heir.me
+    start = heir.start()
+    assert set(start.payload[0]) == {heir.me, newcomer.me}
+    exchange([*voters, newcomer], now)
+    leave = second.sync.author(Kind.LEAVE, 0, None)
+
+    chains = [*heir.sync.logs[heir.me], *newcomer.sync.logs[newcomer.me], *against_host]
+    for op in chains:
+        cut_off.receive(op.datagram(), "relay", now)
+    assert 2 not in cut_off.sync.epochs  # the host has not departed here
+    assert host.me not in cut_off.sync.epochs[1].departed
+    cut_off.sync.author(Kind.DEPART, 1, [host.me, cut_off.sync.delivered(host.me)])
+    assert host.me in cut_off.sync.epochs[1].departed
+    cut_off.receive(leave.datagram(), "second", now)
+    assert cut_off.sync.delivered(second.me) < leave.seq  # parked behind its vote against us
+    assert cut_off.sync.epochs[2].start.body == start.body

@@ -75,6 +75,13 @@ class MeshStalledError(AssertionError):
     seconds of an undisturbed network: anti-entropy has stopped making progress."""
 
 
+class MeshIdleError(AssertionError):
+    """`run` was asked for rounds that no peer has finished, and no peer delivered a new op
+    for `idle_limit` simulated seconds of an undisturbed network with the bots playing: the
+    table is wedged (nobody readies, starts or moves), and running on to `until` would only
+    take time."""
+
+
 PERFECT = Faults()
 
 
@@ -106,6 +113,12 @@ class PeerMesh:
     #: Simulated seconds a peer may hold undeliverable ops without delivering anything (while
     #: no partition or pause acts) before the mesh fails with `MeshStalledError`; None: never.
     stall_limit: float | None = 60.0
+    #: Simulated seconds `run` goes on with no new op delivered anywhere (no partition or
+    #: pause acting, bots not paused, no peer done with the rounds asked for) before it
+    #: fails with `MeshIdleError`; None: never.
+    #: Bots move every few seconds and the lobby readies at once, so a quiet minute or two
+    #: means the table is stuck (a broken rule): fail then, rather than at `until`.
+    idle_limit: float | None = 120.0
     #: The bots' delays are multiplied by this (1.0: human pace; smaller: faster bots, more
     #: foundation races).
     pace: float = 1.0
@@ -311,14 +324,39 @@ class PeerMesh:
     def run(self, *, until: float, rounds: int = 1) -> None:
         """Run until `rounds` rounds are final on every peer, or simulated time `until`."""
         self.max_rounds = rounds
+        idle = (-1, self.now)  # (ops delivered at every peer, since when)
+        next_look = self.now
         while self.now < until and self.step():
             present = [f for i, f in enumerate(self.finals) if i not in self.vanished]
             if all(len(f) >= rounds for f in present) or self._match_over():
                 break
+            if self.idle_limit is not None and self.now >= next_look:
+                next_look = self.now + 1.0  # once a simulated second: counting is not free
+                idle = self._check_idle(idle)
         # Let the heartbeats settle so every peer has every op.
         settle = self.now + 10 * self.heartbeat
         while self.now < settle and self.step():
             pass
+
+    def _check_idle(self, idle: tuple[int, float]) -> tuple[int, float]:
+        """`idle` (ops delivered at every peer, since when) brought up to now; raises
+        `MeshIdleError` past `idle_limit`."""
+        held = sum(len(log) for r in self.replicas for log in r.sync.logs.values())
+        disturbed = any(self.faults.disturbed(i, self.now) for i in range(len(self.replicas)))
+        # A peer that finished: the others may be out of the round for good (an expelled
+        # liar never sees it final), and a test may mean to look at that after `until`.
+        finished = any(len(f) >= self.max_rounds for f in self.finals)
+        if held != idle[0] or disturbed or self.bots_paused or finished:
+            return held, self.now
+        assert self.idle_limit is not None
+        if self.now - idle[1] >= self.idle_limit:
+            rounds = [sorted(f) for f in self.finals]
+            raise MeshIdleError(
+                f"no peer delivered a new op for {self.now - idle[1]:.1f} s at "
+                f"t={self.now:.1f} (rounds final at each peer: {rounds}; asked for "
+                f"{self.max_rounds}): the table is stuck"
+            )
+        return idle
 
     def _match_over(self) -> bool:
         return all(

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from nerts_p2p.game.rules import Rules
 from protocol.messages import Op
-from tools.mesh import MeshStalledError, PeerMesh
+from tools.mesh import MeshIdleError, MeshStalledError, PeerMesh
 
 OFFSETS = (0.0, 0.002, 0.01, 0.03, 0.08, 0.2)  # seconds after the START is signed
 LENGTHS = (4.0, 11.0, 15.0, 25.0)  # below and past the 10 s silence bound
@@ -73,6 +73,8 @@ def play(cut: Cut) -> str | None:
         mesh.run(until=1500, rounds=2)
     except MeshStalledError as exc:
         return f"stalled: {exc}"
+    except MeshIdleError as exc:
+        return f"stuck: {exc}"
     if any(2 not in finals for finals in mesh.finals):
         return f"round 2 not final everywhere: {[sorted(f) for f in mesh.finals]}"
     if len({(f[2].scores, f[2].totals) for f in mesh.finals}) != 1:

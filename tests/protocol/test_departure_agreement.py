@@ -57,3 +57,16 @@ def test_a_departed_voters_later_votes_do_not_count() -> None:
     for lamport, voter in enumerate((b, c, d), start=21):
         vote(voter, a, 5, lamport)
     assert {p: cut for p, (cut, _) in resolve(log).items()} == {e.key_id: 1, a.key_id: 5}
+
+
+def test_a_departure_whose_votes_name_none_of_its_ops_keeps_none_of_them() -> None:
+    # Every vote against e names 0 of its ops (a vote names what its own deps hold of its
+    # target, and nothing makes a round op's deps cover its START's): e departs keeping
+    # the highest seq any vote named, none, not its first (PROTOCOL.md 13).
+    a, b, c, d, e = KEYS
+    participants = tuple(k.key_id for k in KEYS)
+    start = _op(a, Kind.START, 1, 1, [list(participants), [0, 1, 2, 3, 4], []])
+    log = EpochLog(1, participants, {k.key_id: k.public_key for k in KEYS}, b"mix", start)
+    for lamport, voter in enumerate((a, b, c, d), start=10):
+        log.insert(_op(voter, Kind.DEPART, 2, lamport, [e.key_id, 0]))
+    assert {p: cut for p, (cut, _) in resolve(log).items()} == {e.key_id: 0}

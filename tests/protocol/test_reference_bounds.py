@@ -81,3 +81,22 @@ def test_one_source_may_send_400_datagrams_at_once_then_2000_a_second() -> None:
         peer.receive(b"\xc1", "flooder", 1.1)
     assert peer.counters[DropReason.MALFORMED] == 600
     assert peer.counters[DropReason.RATE_LIMITED] == 2
+
+
+def test_the_limiter_keeps_the_buckets_of_the_256_sources_heard_from_last() -> None:
+    # (seed 15: a bound of 257 kept every test green.) A flooder spends its burst; 255
+    # other sources leave it throttled, a 256th evicts its bucket: it comes back with a
+    # full one (a flood of addresses makes the limiter more lenient, never less).
+    peer = SyncPeer(SigningKeyPair(b"\x0c" * 32), b"T" * 16)  # the reference defaults
+    for _ in range(401):
+        peer.receive(b"\xc1", "flooder", 1.0)
+    assert peer.counters[DropReason.RATE_LIMITED] == 1
+    for n in range(255):
+        peer.receive(b"\xc1", ("other", n), 1.0)
+    peer.receive(b"\xc1", "flooder", 1.0)
+    assert peer.counters[DropReason.RATE_LIMITED] == 2  # still remembered: still throttled
+    for n in range(255, 511):
+        peer.receive(b"\xc1", ("other", n), 1.0)
+    assert len(peer.limiter) == 256
+    peer.receive(b"\xc1", "flooder", 1.0)
+    assert peer.counters[DropReason.RATE_LIMITED] == 2  # forgotten: a full bucket again

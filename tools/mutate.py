@@ -178,6 +178,7 @@ SYNC_TESTS: tuple[str, ...] = (
     "tests/replication/test_start_edges.py",
     "tests/protocol/test_gap_ranges.py",
     "tests/protocol/test_expelled_digest.py",
+    "tests/replication/test_lobby_op_horizon.py",
     # Authenticity by voucher: one signature per run of an author's ops, and relaying an op
     # whose own signature was never checked (the fuzzer's oracle judges the same rule).
     "tests/protocol/test_vouchers.py",

@@ -179,6 +179,7 @@ SYNC_TESTS: tuple[str, ...] = (
     "tests/protocol/test_gap_ranges.py",
     "tests/protocol/test_expelled_digest.py",
     "tests/replication/test_lobby_op_horizon.py",
+    "tests/replication/test_relayed_acknowledgment.py",
     # Authenticity by voucher: one signature per run of an author's ops, and relaying an op
     # whose own signature was never checked (the fuzzer's oracle judges the same rule).
     "tests/protocol/test_vouchers.py",

@@ -10,7 +10,9 @@ import pytest
 from protocol.messages import Batch, Heartbeat, Kind, Op, Request, decode, op_body, seal_op
 from protocol.signing import SigningKeyPair
 from protocol.sync import SyncPeer
+from protocol.sync_limits import MAX_PUSH
 from protocol.sync_requests import send_ops
+from tests.protocol.test_anti_entropy_rules import _asked, _heartbeat, _sent, _table, _turn
 from tests.protocol.test_divergence_probe import _apart, _beat
 from tools.gen_vectors import TABLE, play_history
 
@@ -134,3 +136,26 @@ def test_an_op_authored_after_a_tick_is_pushed_only_once_held_for_a_heartbeat_in
     sam.outgoing()
     assert _pushed_on_heartbeat(sam, alice, 10.125) == 0
     assert _pushed_on_heartbeat(sam, alice, 10.25) == 1
+
+
+def test_a_peer_far_behind_gets_a_full_push_and_our_heartbeat_so_it_asks_for_the_rest() -> None:
+    # The watcher has missed 40 of the mover's ops, and its heartbeat reaches the mover:
+    # the mover pushes MAX_PUSH of them and then, to the watcher alone, its latest
+    # heartbeat again, so the watcher asks for the other 8 at once rather than at the
+    # mover's next heartbeat. (Seed 15: the heartbeat was never sent again.)
+    table = _table()
+    mover, watcher = table.players
+    missed = _turn(mover, MAX_PUSH + 8)
+    now = table.now + 1.0
+    _heartbeat(mover, now)  # heard by nobody: the watcher knows nothing of the 40
+    mover.receive(_heartbeat(watcher, now), "watcher", now)
+    sent = mover.outgoing()
+    assert {destination for destination, _ in sent} == {"watcher"}
+    messages = [decode(datagram, table=mover.sync.table) for _, datagram in sent]
+    assert sum(len(m.ops) for m in messages if isinstance(m, Batch)) == MAX_PUSH
+    assert [m.sender for m in messages if isinstance(m, Heartbeat)] == [mover.me]
+    before = watcher.sync.delivered(mover.me)
+    for _, datagram in sent:
+        watcher.receive(datagram, "mover", now)
+    assert watcher.sync.delivered(mover.me) == before + MAX_PUSH
+    assert _asked(_sent(watcher), mover.me) == [(before + MAX_PUSH + 1, before + len(missed))]

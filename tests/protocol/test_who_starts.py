@@ -5,18 +5,18 @@
 from __future__ import annotations
 
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, cast
+from typing import cast
+
+import pytest
 
 from protocol import sync_starters
 from protocol.envelope import seal
 from protocol.errors import DropReason
-from protocol.messages import Kind
-from protocol.sync import OpDelivered
+from protocol.messages import Kind, op_body
+from protocol.signing import SigningKeyPair
+from protocol.sync import OpDelivered, SyncPeer
 from tests.protocol.test_hostile import HISTORY, IDS, observer
-from tools.gen_vectors import KEYS
-
-if TYPE_CHECKING:
-    from protocol.sync import SyncPeer
+from tools.gen_vectors import KEYS, TABLE, history_to_start
 
 
 def test_a_host_who_leaves_during_a_round_was_still_that_rounds_starter() -> None:
@@ -53,3 +53,31 @@ def test_the_start_passes_back_to_the_host_when_its_heir_is_voted_out_in_turn() 
     assert sync_starters.starter(sync, 3) == host
     rounds[2].departed = {alice: 9, host: 9}  # both voted out of round 2: Bob starts round 3
     assert sync_starters.starter(sync, 3) == bob
+
+
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [("carol", "left the table"), ("sam", "a spectator"), ("mallory", "a stranger")],
+)
+def test_a_start_naming_someone_who_is_no_player_here_is_refused(name: str, why: str) -> None:
+    # The host's START of round 1, with one more participant who is not a player of the
+    # table: refused as a whole, and the round does not begin. (Seed 15: the refusal made
+    # `return None` let the START through.)
+    history = history_to_start()
+    real = history.ops[-1][1]
+    assert real.kind == Kind.START
+    peer = SyncPeer(SigningKeyPair(b"\x0d" * 32), TABLE)
+    for i, (_, op) in enumerate(history.ops[:-1]):
+        peer.receive(op.datagram(), ("history", i), 0.0)
+    stranger = KEYS[name].key_id
+    participants, seats, rules = real.payload
+    payload = [[*participants, stranger], [*seats, len(seats)], rules]
+    deps = [*real.round_deps, peer.delivered(stranger)]
+    forged = op_body(
+        Kind.START, TABLE, real.author, real.seq, real.prev, real.lamport, 1, deps, payload
+    )
+    peer.receive(seal(KEYS["host"], forged), "host", 1.0)
+    assert peer.counters[DropReason.NOT_A_MEMBER] == 1, why
+    assert 1 not in peer.epochs
+    peer.receive(real.datagram(), "host", 1.0)  # the real START still begins the round
+    assert peer.epochs[1].participants == tuple(participants)

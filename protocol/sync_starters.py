@@ -151,9 +151,7 @@ def start_confirmed(sync: SyncPeer, number: int) -> bool:
         return False
     if log.confirmed:
         return True
-    if sync.log_closed and not any(
-        0 < op.epoch < number for queue in sync.pending.values() for op in queue.values()
-    ):
+    if sync.log_closed and not _may_still_void(sync, number, log.start):
         # A whole log (a replay file): what the earlier rounds hold is all they will ever
         # hold, so a START their departures have not voided never will be.
         log.confirmed = True
@@ -176,6 +174,31 @@ def start_confirmed(sync: SyncPeer, number: int) -> bool:
     }
     log.confirmed = not departure.has_quorum(previous.participants, could_stay)
     return log.confirmed
+
+
+def _may_still_void(sync: SyncPeer, number: int, start: Op) -> bool:
+    """In a whole log: may an op of an earlier round that waits here still void `start`?
+    Only a vote that had not seen it can (its cut would be below the START's seq). An op
+    that names the starter's ops up to the START has seen it, and so have its author's
+    later ops (deps only grow); one waiting behind a missing op of its own author may
+    have unknown ops below it, and one that names fewer did not see it. (Such an op can
+    wait on an op of this very round: a late vote of the round before, signed after this
+    round's ops reached its author. Waiting for it would then wait for ever.)"""
+    for author, queue in sync.pending.items():
+        ops = [op for op in queue.values() if 0 < op.epoch < number]
+        if not ops:
+            continue
+        lowest, highest = min(queue), max(queue)
+        if lowest != sync.delivered(author) + 1 or highest - lowest + 1 != len(queue):
+            return True  # a hole in its author's chain (below it, or above: not told apart)
+        for op in ops:
+            earlier = sync.epochs.get(op.epoch)
+            if earlier is None or len(op.round_deps) != len(earlier.participants):
+                return True
+            seen = dict(zip(earlier.participants, op.round_deps, strict=True))
+            if seen.get(start.author, 0) < start.seq:
+                return True
+    return False
 
 
 def _acknowledged(sync: SyncPeer, p: bytes, start: Op, previous: EpochLog) -> bool:

@@ -196,6 +196,19 @@ def test_an_op_taken_on_a_voucher_is_relayed_after_its_voucher(history: History)
     assert asker.counters.total == 0
 
 
+def test_ops_sharing_a_voucher_are_relayed_with_it_once(history: History) -> None:
+    # Ops 2 to 4 are garbled and all taken on op 5's voucher; asked for all three, the
+    # server sends each op once, the vouchers first, not a chain for each op asked for.
+    # (Seed 15: without the record of what was sent, 5 and 4 went three times, 3 twice.)
+    server = _vouched_peer(history)
+    asker = _holding_the_open(history)
+    served = _answer(server, asker, [(HOST.key_id, 2, 4)])
+    assert [op.seq for op in served] == [5, 4, 3, 2]
+    assert asker.delivered(HOST.key_id) == 5
+    assert asker.counters.total == 0
+    assert asker.duplicates == 0
+
+
 def test_a_garbled_op_has_its_own_signature_checked_once_however_often_it_is_relayed(
     history: History, verifications: _Verifications
 ) -> None:

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import hashlib
 
+import pytest
+
+from nerts_p2p.game.errors import NertsError
 from nerts_p2p.game.moves import FROM_NERTS, NEW_FOUNDATION, Move
 from nerts_p2p.game.rules import Rules
 from protocol.envelope import seal
@@ -58,6 +61,10 @@ def test_an_heirs_start_whose_deps_are_all_held_waits_for_the_last_vote_against_
         member.sync.author(Kind.DEPART, 1, [host.me, member.sync.delivered(host.me)])
         exchange(alive, now)
     assert heir.sync.starter(2) == heir.me
+    # Anyone else who tries to start it is told whose it is to start (seed 15: the words
+    # for the host's own table were given instead).
+    with pytest.raises(NertsError, match="only the departed host's successor starts"):
+        newcomer.start()
     start = heir.start()
     exchange(alive, now)
     assert voter.me not in start.payload[0]

@@ -105,7 +105,7 @@ class Presence:
         me: bytes,
         now: float,
         *,
-        playing: bool = True,
+        playing: bool,
     ) -> list[bytes]:
         """Participants with no sign of life (`heard`: author -> when it last showed one) or
         whose nonce is missing, for the bound; and, while the round is `playing`, hopelessly

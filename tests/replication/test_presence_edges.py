@@ -28,8 +28,31 @@ def test_a_participant_silent_for_exactly_the_bound_is_silent() -> None:
     presence.round_seen(rnd.number, 0.0)
     now = 20.0
     heard = {quiet.me: now - SILENCE_BOUND, talking.me: now - SILENCE_BOUND + 0.5}
-    assert presence.silent(rnd.log, heard, me.me, now) == [quiet.me]
-    assert presence.silent(rnd.log, heard, me.me, now - 0.25) == []
+    assert presence.silent(rnd.log, heard, me.me, now, playing=True) == [quiet.me]
+    assert presence.silent(rnd.log, heard, me.me, now - 0.25, playing=True) == []
+
+
+def test_a_participant_whose_nonce_never_came_is_silent_exactly_the_bound_after_the_start() -> None:
+    # It shows signs of life all along, but never revealed its mix nonce (it never heard
+    # the START): that counts as silence once the round has run for the bound, to the
+    # moment. (Seed 15: `>=` made `>` kept every test green.)
+    rules = Rules(seats=3)
+    table = ManualTable(rules, [seed_showing(rules, [], label=f"no-nonce/{i}") for i in range(3)])
+    table.ready_all()
+    me, first, gone = table.players
+    me.start()
+    tick_together([me, first], table.now, 0.3)
+    rnd = me.current_round
+    assert rnd is not None
+    assert gone.me not in rnd.log.nonces
+    assert first.me in rnd.log.nonces
+    presence = Presence()
+    presence.round_seen(rnd.number, 0.0)
+    early, on_time = SILENCE_BOUND - 0.25, SILENCE_BOUND
+    heard = {first.me: early, gone.me: early}
+    assert presence.silent(rnd.log, heard, me.me, early, playing=True) == []
+    heard = {first.me: on_time, gone.me: on_time}
+    assert presence.silent(rnd.log, heard, me.me, on_time, playing=True) == [gone.me]
 
 
 def test_nobody_votes_against_itself_however_long_a_round_lasts() -> None:

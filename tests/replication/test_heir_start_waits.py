@@ -12,6 +12,7 @@ import pytest
 from nerts_p2p.game.errors import NertsError
 from nerts_p2p.game.moves import FROM_NERTS, NEW_FOUNDATION, Move
 from nerts_p2p.game.rules import Rules
+from nerts_p2p.table.events import RoundVoided
 from protocol.envelope import seal
 from protocol.messages import Kind, Op, op_body
 from protocol.signing import SigningKeyPair
@@ -182,3 +183,48 @@ def test_an_heirs_start_goes_through_at_the_next_op_once_our_own_vote_departs_th
     cut_off.receive(leave.datagram(), "second", now)
     assert cut_off.sync.delivered(second.me) < leave.seq  # parked behind its vote against us
     assert cut_off.sync.epochs[2].start.body == start.body
+
+
+def test_a_start_voided_in_the_receive_that_expels_someone_leaves_the_table_standing() -> None:
+    # Five played round 1. The host starts round 2, but its START reaches only a watcher;
+    # the three others, who never saw it, vote the host out, and the fifth never votes.
+    # The proof that the fifth equivocated reaches the watcher: in that one receive the
+    # fifth is expelled (every round to be folded again) and, the three votes now the
+    # agreement, the host departs below its START, which is voided. The watcher drops the
+    # round it had begun and goes on. (Seed 15: the round it no longer had was still to
+    # be folded again, and the receive raised KeyError.)
+    rules = Rules(seats=5, nerts_size=1, target=500)
+    seeds = [
+        seed_showing(rules, [], nerts_top="AS", label="voided/host"),
+        *(seed_showing(rules, [], label=f"voided/{i}") for i in range(1, 5)),
+    ]
+    table = ManualTable(rules, seeds, spectators=1)
+    host, heir, voter, third, liar = table.players[:5]
+    watcher = table.players[5]
+    table.start_round()
+    call_nerts(table)
+    assert all(p.rounds[1].final is not None for p in table.players)
+    now = table.now + 1.0
+    everyone = [host, heir, voter, third, liar, watcher]
+    for player in (host, heir, voter):
+        player.ready()
+    first = liar.ready()
+    exchange(everyone, now)
+    start = host.start()
+    host.outgoing()
+    watcher.receive(start.datagram(), "host", now)
+    assert 2 in watcher.rounds
+    for member in (heir, voter, third):
+        member.sync.author(Kind.DEPART, 1, [host.me, member.sync.delivered(host.me)])
+        exchange([heir, voter, third, liar, watcher], now)
+    assert host.me not in watcher.sync.epochs[1].departed  # the fifth has not voted
+    watcher.events()
+    deps = [list(pair) for pair in first.lobby_deps]
+    twin = op_body(first.kind, first.table, first.author, first.seq, first.prev,
+                   first.lamport + 1, first.epoch, deps, first.payload)  # fmt: skip
+    watcher.receive(seal(liar.sync.key, twin), "liar", now)
+    assert liar.me in watcher.sync.expelled
+    assert host.me in watcher.sync.epochs[1].departed
+    assert 2 not in watcher.rounds
+    assert [e.author for e in watcher.events() if isinstance(e, RoundVoided)] == [host.me]
+    assert watcher.sync.starter(2) == heir.me

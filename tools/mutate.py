@@ -107,6 +107,7 @@ REPLICA_TESTS: tuple[str, ...] = (
     "tests/replication/test_presence_edges.py",
     "tests/replication/test_heir_start_waits.py",
     "tests/replication/test_restart_after_reveal.py",
+    "tests/replication/test_start_edges.py",
     # The slow ones (whole simulated matches on lossy meshes) last: with -x, a mutant an
     # earlier test kills never waits for them.
     "tests/replication/test_one_way_link.py",

@@ -88,12 +88,20 @@ def round_setup(
 
 
 def recover_secrets(replica: TableReplica, number: int, ready: Op | None) -> None:
-    """After a restart our deal seed and mix nonce for a round are gone from memory, but
-    our READY (the one the START used) escrowed them to ourselves: open it."""
-    if number in replica.my_secrets and number in replica.my_nonces:
-        return
+    """Our deal seed and mix nonce for a round must be those of our READY the START used.
+    After a restart they are gone from memory; and if we said READY again while the START
+    was on its way, the ones in memory are our later READY's. Either way that READY
+    escrowed them to ourselves: open it."""
     if ready is None:
         return
+    held, nonce = replica.my_secrets.get(number), replica.my_nonces.get(number)
+    if (
+        held is not None
+        and nonce is not None
+        and deal_commitment(*held) == ready.payload[1]
+        and nonce_commitment(nonce) == ready.payload[3]
+    ):
+        return  # the very READY the START used
     try:
         seed, salt, nonce = open_escrow(replica.sync.key, ready.payload[4])
     except RemoteProtocolError as exc:

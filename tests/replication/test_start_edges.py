@@ -99,10 +99,17 @@ def test_a_start_is_stable_at_once_where_every_participant_was_heard_past_it() -
     assert log.stable_count() == 1
 
 
-def test_a_player_who_says_ready_twice_plays_the_round_on_its_latest_ready() -> None:
+@pytest.mark.parametrize("heard_again", [True, False])
+def test_a_player_who_says_ready_twice_plays_the_round_on_the_ready_its_start_saw(
+    heard_again: bool,
+) -> None:
     # The guest says READY again before the START (a new commitment, a new mix nonce's):
-    # the START is judged, the round dealt and audited on that latest READY, and the round
-    # ends with nobody named a cheater.
+    # the START is judged, the round dealt and audited on the latest READY the host had
+    # heard, and the round ends with nobody named a cheater. When the second READY was
+    # still on its way, the START uses the first, and the guest plays on that one's deal
+    # and nonce too (until 2026-12-02 its own peer could not start that round: "seat 1's
+    # seed does not deal the cards it shows"; found from seed 15's survivor in
+    # round_start.begin_round, a line no test ran).
     rules = Rules(seats=2, nerts_size=1)
     seeds = [
         seed_showing(rules, [], nerts_top="AS", label="twice/0"),
@@ -111,13 +118,22 @@ def test_a_player_who_says_ready_twice_plays_the_round_on_its_latest_ready() -> 
     table = ManualTable(rules, seeds)
     host, guest = table.players
     table.ready_all()
-    table.ready_all([guest])
+    guest.ready()
+    again = guest.outgoing()  # the second READY, on its way
+    if heard_again:
+        for _, datagram in again:
+            host.receive(datagram, 1, table.now)
     first, latest = [op for op in guest.sync.logs[guest.me] if op.kind == Kind.READY]
     assert first.payload != latest.payload
     start = host.start()
-    assert host.sync.ready_for(1, guest.me, start) == latest
+    assert host.sync.ready_for(1, guest.me, start) == (latest if heard_again else first)
     table.collect()
     table.deliver_all()
+    if not heard_again:
+        for _, datagram in again:  # the second READY arrives after all
+            host.receive(datagram, 1, table.now)
+    assert guest.current_round is not None
+    assert not _violations(table)
     table.settle(0.3)
     call_nerts(table, settle=3.0)
     finals = [[e for e in table.events[i] if isinstance(e, RoundFinal)] for i in (0, 1)]

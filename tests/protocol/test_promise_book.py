@@ -110,3 +110,17 @@ def test_a_second_heartbeat_stamped_alike_does_not_replace_a_kept_promise() -> N
     kept = book.due(_op(4, 11, [2, 3]))
     assert kept is strong
     assert broken_promise(kept, _op(4, 11, [2, 3]), (B, A)) is not None
+
+
+def test_a_heartbeat_stamped_0_is_relayed_once_like_any_other() -> None:
+    # Lamport 0 is a heartbeat's own range (PROTOCOL.md 3.3: a sender that has stamped
+    # nothing yet): it is still a sign of life and an acknowledgment, relayed once, and a
+    # later one after it. (Seed 16: a relay floor of 0 instead of -1 never relayed it.)
+    book = PromiseBook()
+    first = _heartbeat(0, [])
+    book.note(first, 0)
+    assert book.to_relay(B) == [first]
+    assert book.to_relay(B) == []
+    later = _heartbeat(1, [])
+    book.note(later, 0)
+    assert book.to_relay(B) == [later]

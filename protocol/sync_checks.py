@@ -109,9 +109,8 @@ def problem(sync: SyncPeer, op: Op) -> tuple[DropReason, str, tuple[bytes, int] 
 
 
 def named_deps(sync: SyncPeer, op: Op) -> dict[bytes, int]:
-    """An op's deps as author -> seq (a round op's by its round's participants)."""
-    if op.epoch == 0:
-        return dict(op.lobby_deps)
+    """A round op's deps as author -> seq, by its round's participants. (Only round ops
+    are compared: lobby deps name what an op depends on, not all it had seen.)"""
     return dict(zip(participants_of(sync, op), op.round_deps, strict=False))
 
 

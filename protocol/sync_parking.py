@@ -82,7 +82,7 @@ def receive_op(
             # Duplication is normal on a LAN and harmless; counted, never an error.
             sync.duplicates += 1
             sync.counters.count(_REPLAYED)
-            return True
+            return True  # a copy of the op held here: authentic, as that one was
         public_key = sync.keys.get(author)
         if public_key is None:
             raise RemoteProtocolError(DropReason.UNKNOWN_AUTHOR, "unknown author")

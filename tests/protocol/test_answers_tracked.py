@@ -9,7 +9,9 @@ from collections.abc import Hashable
 
 import pytest
 
+from protocol import sync_requests
 from tests.protocol.test_anti_entropy_rules import _asked, _heartbeat, _sent, _table, _turn
+from tests.protocol.test_hostile import observer
 
 
 @pytest.mark.parametrize(("others", "pipelined"), [(63, True), (64, False)])
@@ -33,3 +35,20 @@ def test_answers_of_64_sources_are_tracked_and_no_more(others: int, pipelined: b
     assert asker.sync.delivered(mover.me) == have + 64
     rest = _asked(_sent(asker), mover.me)
     assert rest == ([(have + 65, have + 80)] if pipelined else [])
+
+
+def test_an_answer_is_in_only_once_every_op_asked_for_has_come() -> None:
+    # Ten ops of one author asked for: eight came, the answer is still on its way, so the
+    # author is not asked about again before the retry time; the last two come, and it
+    # may be at once. (Seed 16: the count of ops asked for was short by two a range, so
+    # the answer was taken as in after eight, and asked for again while still coming.)
+    asker = observer()
+    author = b"\x05" * 8
+    asker.request("source", [(author, 1, 10)], 5.0)
+    asker.outgoing()
+    sync_requests.answer_arrived(asker, "source", 8, 5.01)
+    asker.request("source", [(author, 9, 10)], 5.02)
+    assert asker.outgoing() == []  # still waiting for the answer's last two
+    sync_requests.answer_arrived(asker, "source", 2, 5.03)
+    asker.request("source", [(author, 11, 12)], 5.04)
+    assert len(asker.outgoing()) == 1

@@ -12,7 +12,7 @@ import pytest
 from protocol import sync_starters
 from protocol.envelope import seal
 from protocol.errors import DropReason
-from protocol.messages import Kind, op_body
+from protocol.messages import Kind, op_body, seal_op
 from protocol.signing import SigningKeyPair
 from protocol.sync import OpDelivered, SyncPeer
 from tests.protocol.test_hostile import HISTORY, IDS, observer
@@ -86,3 +86,36 @@ def test_a_start_naming_someone_who_is_no_player_here_is_refused(name: str, why:
     assert 1 not in peer.epochs
     peer.receive(real.datagram(), "host", 1.0)  # the real START still begins the round
     assert peer.epochs[1].participants == tuple(participants)
+
+
+def test_a_start_followed_by_another_start_of_its_round_is_still_judged() -> None:
+    # A modified host signs a START of round 1 naming a stranger, then a second START of
+    # round 1 on top of it. The second arrives first and waits; the first is judged like
+    # any START, refused, and round 1 does not begin. (Seed 16: a START's own round
+    # taken for "an op signed before its START" let the first through unjudged.)
+    history = history_to_start()
+    real = history.ops[-1][1]
+    peer = SyncPeer(SigningKeyPair(b"\x0e" * 32), TABLE)
+    for i, (_, op) in enumerate(history.ops[:-1]):
+        peer.receive(op.datagram(), ("history", i), 0.0)
+    stranger = KEYS["mallory"].key_id
+    participants, seats, rules = real.payload
+    forged = seal_op(
+        KEYS["host"],
+        op_body(
+            Kind.START, TABLE, real.author, real.seq, real.prev, real.lamport, 1,
+            [*real.round_deps, 0], [[*participants, stranger], [*seats, len(seats)], rules],
+        ),
+    )  # fmt: skip
+    second = seal_op(
+        KEYS["host"],
+        op_body(
+            Kind.START, TABLE, real.author, real.seq + 1, forged.hash, real.lamport + 1, 1,
+            [real.seq, *real.round_deps[1:]], real.payload,
+        ),
+    )  # fmt: skip
+    peer.receive(second.datagram(), "host", 1.0)
+    assert 1 not in peer.epochs
+    peer.receive(forged.datagram(), "host", 1.0)
+    assert peer.counters[DropReason.NOT_A_MEMBER] == 1
+    assert 1 not in peer.epochs

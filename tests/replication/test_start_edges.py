@@ -10,6 +10,7 @@ import re
 
 import pytest
 
+from nerts_p2p.game.errors import NertsError
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.table.replica import ProtocolViolation, RoundFinal
 from nerts_p2p.table.status import moves_open
@@ -140,3 +141,17 @@ def test_a_player_who_says_ready_twice_plays_the_round_on_the_ready_its_start_sa
     assert [len(f) for f in finals] == [1, 1]
     assert finals[0] == finals[1]
     assert finals[0][0].cheaters == frozenset()
+
+
+def test_the_host_cannot_start_the_next_round_before_this_one_is_final() -> None:
+    # Mid-round the host asks for round 2: refused in words, nothing signed. (Seed 16:
+    # the refusal deleted, no test ran it.)
+    rules = Rules(seats=2)
+    table = ManualTable(rules, [seed_showing(rules, [], label=f"early-next/{i}") for i in range(2)])
+    table.start_round()
+    host = table.players[0]
+    assert host.current_round is not None
+    seq = host.sync.delivered(host.me)
+    with pytest.raises(NertsError, match="round 1 is not final yet"):
+        host.start()
+    assert host.sync.delivered(host.me) == seq

@@ -5,11 +5,15 @@ alone at its round, the other expelled, goes on playing. (Found by `tools.mutate
 
 from __future__ import annotations
 
+import math
+
 from nerts_p2p.game.legal import legal_moves
+from nerts_p2p.game.moves import Move
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.table.events import PeerExpelled, ProtocolViolation
-from nerts_p2p.table.presence import SILENCE_BOUND, Presence
-from protocol.messages import Kinds, Op, decode
+from nerts_p2p.table.presence import LAG_WARN, SILENCE_BOUND, Presence
+from nerts_p2p.table.replica import SeatLagging
+from protocol.messages import Heartbeat, Kinds, Op, decode
 from tests.replication.table_helpers import (
     ManualTable,
     seed_showing,
@@ -99,3 +103,32 @@ def test_a_voter_votes_once_against_each_silent_participant_while_nothing_new_co
     votes = [op.payload[0] for op in alone.sync.logs[alone.me] if op.kind == Kinds.DEPART]
     assert sorted(votes) == sorted([host.me, other.me])
     assert not [e for e in alone.events() if isinstance(e, ProtocolViolation)]
+
+
+def test_a_seat_is_flagged_lagging_the_moment_it_has_lagged_for_the_warning_bound() -> None:
+    # One player hears the others' heartbeats but none of their ops, so it cannot
+    # acknowledge the moves it is shown; watched every quarter second (times exact in
+    # binary), it is flagged at the look where it has lagged exactly LAG_WARN, not one
+    # look later. (Seed 16: `>=` made `>` kept every test green.)
+    table = three_at_play("lag-edge")
+    mover, blind, _ = table.players
+    now = float(math.ceil(table.now))
+    flagged: list[SeatLagging] = []
+    while not flagged:
+        assert now < table.now + 10.0
+        now += 0.25
+        rnd = mover.current_round
+        assert rnd is not None
+        seat = rnd.seat_of[mover.me]
+        mover.play(Move(seat, "turn" if rnd.state.seats[seat].stock else "recycle"))
+        for replica in table.players:
+            replica.tick(now)
+        for _ in range(3):
+            said = [(i, d) for i, r in enumerate(table.players) for _, d in r.outgoing()]
+            for speaker, datagram in said:
+                for listener, replica in enumerate(table.players):
+                    heartbeat = isinstance(decode(datagram, table=replica.sync.table), Heartbeat)
+                    if listener != speaker and (listener != 1 or heartbeat):
+                        replica.receive(datagram, speaker, now)
+        flagged = [e for e in mover.events() if isinstance(e, SeatLagging)]
+    assert [(e.author, e.seconds) for e in flagged] == [(blind.me, LAG_WARN)]

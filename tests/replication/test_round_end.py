@@ -11,7 +11,7 @@ from nerts_p2p.game.position import state_hash
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.table.replica import RoundEnded, RoundFinal, TableReplica
 from protocol.errors import LocalProtocolError
-from protocol.messages import Kind
+from protocol.messages import Heartbeat, Kind, decode
 from tests.replication.table_helpers import (
     ManualTable,
     call_nerts,
@@ -177,3 +177,44 @@ def test_a_round_is_final_the_moment_every_reveal_is_in_the_stable_prefix() -> N
     call_nerts(table, settle=3.0)
     assert all(replica.rounds[1].final is not None for replica in table.players)
     assert late == [], "every reveal was stable, and the round not final"
+
+
+def test_the_round_ends_for_its_caller_only_once_the_call_itself_is_stable() -> None:
+    # Every op up to the caller's ace is stable, its Nerts call is not (the other's last
+    # promise is older): the end is not stable yet, so the caller keeps its deal secret.
+    # The other's next heartbeat, past the call, makes it stable: the caller reveals.
+    # (Seed 16: `<` made `<=` took the end as stable one op early.)
+    table = one_card_nerts_table("end-edge")
+    caller, other = table.players
+    now = table.now
+    rnd = caller.current_round
+    assert rnd is not None
+    ace = rnd.state.seats[0].nerts_up[-1]
+    caller.play(Move(0, "play", ace, FROM_NERTS, "f", NEW_FOUNDATION))
+    for _, datagram in caller.outgoing():
+        other.receive(datagram, 0, now)
+
+    def others_heartbeat(at: float) -> None:
+        other.tick(at)
+        for _, datagram in other.outgoing():
+            if isinstance(decode(datagram, table=caller.sync.table), Heartbeat):
+                caller.receive(datagram, 1, at)
+
+    others_heartbeat(now + 0.1)
+    for step in range(1, 6):  # the caller's clock runs on past the other's promise
+        caller.tick(now + 0.1 + step * 0.1)
+        caller.outgoing()
+    now += 0.7
+    caller.play(Move(0, "nerts"))
+    caller.tick(now)
+    caller.outgoing()
+    assert rnd.end_position == rnd.log.stable_count()  # all but the call are stable
+    assert not rnd.end_is_stable()
+    assert not [op for op in caller.sync.logs[caller.me] if op.kind == Kind.REVEAL]
+    call = caller.sync.logs[caller.me][-1]
+    assert call.kind == Kind.MOVE
+    other.receive(call.datagram(), 0, now)  # the other sees the call, then promises past it
+    others_heartbeat(now + 0.1)
+    caller.tick(now + 0.1)
+    assert rnd.end_is_stable()
+    assert [op.kind for op in caller.sync.logs[caller.me]][-1] == Kind.REVEAL

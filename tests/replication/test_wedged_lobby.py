@@ -11,7 +11,12 @@ import pytest
 from nerts_p2p.game.errors import NertsError
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.table import round_start
-from nerts_p2p.table.replica import ProtocolViolation, RoundStarted, deal_commitment
+from nerts_p2p.table.replica import (
+    ProtocolViolation,
+    RoundStarted,
+    TableReplica,
+    deal_commitment,
+)
 from protocol.envelope import seal
 from protocol.errors import DropReason, LocalProtocolError, RemoteProtocolError
 from protocol.messages import Kind, op_body
@@ -68,23 +73,35 @@ def test_wedged_lobby_a_ready_that_could_not_start_a_round_is_refused_at_the_gat
         assert [e.round for e in table.events[i] if isinstance(e, RoundStarted)] == [1]
 
 
-def test_wedged_lobby_a_start_that_fails_locally_is_never_sent_and_the_round_can_be_retried(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def _ready_pair(label: str) -> ManualTable:
     rules = Rules(seats=2)
-    table = ManualTable(rules, [seed_showing(rules, [], label=f"r{i}") for i in range(2)])
-    host, other = table.players
+    table = ManualTable(rules, [seed_showing(rules, [], label=f"{label}{i}") for i in range(2)])
     table.ready_all()
-    # The host's own secret no longer deals the cards its READY showed, and its escrow,
-    # which would give it back, cannot be opened (a corrupt store, a bug): the round
-    # cannot start here, so nothing is signed.
-    real = host.my_secrets[1]
-    host.my_secrets[1] = (bytes(32), real[1])
+    return table
+
+
+def _break_secret(player: TableReplica, monkeypatch: pytest.MonkeyPatch) -> tuple[bytes, bytes]:
+    """`player`'s seed for round 1 made wrong, and every escrow unreadable: it cannot get
+    the real one back. Returns the real (seed, salt)."""
+    real = player.my_secrets[1]
+    player.my_secrets[1] = (bytes(32), real[1])
 
     def unreadable(key: object, sealed: bytes) -> tuple[bytes, bytes, bytes]:
         raise RemoteProtocolError(DropReason.SCHEMA, "the escrow is damaged")
 
     monkeypatch.setattr(round_start, "open_escrow", unreadable)
+    return real
+
+
+def test_wedged_lobby_a_start_that_fails_locally_is_never_sent_and_the_round_can_be_retried(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    table = _ready_pair("r")
+    host, other = table.players
+    # The host's own secret no longer deals the cards its READY showed, and its escrow,
+    # which would give it back, cannot be opened (a corrupt store, a bug): the round
+    # cannot start here, so nothing is signed.
+    real = _break_secret(host, monkeypatch)
     seq = host.sync.delivered(host.me)
     with pytest.raises(NertsError, match="does not deal the cards it shows"):
         host.start()
@@ -109,16 +126,9 @@ def test_a_start_our_own_broken_secret_cannot_deal_is_reported_not_a_crash(
     # the host's START, fine everywhere else, cannot deal its seat here. Its peer says so
     # in words and does not begin the round, rather than raise out of receive(). (Seed 15:
     # the report could be deleted, and no test ran it.)
-    rules = Rules(seats=2)
-    table = ManualTable(rules, [seed_showing(rules, [], label=f"broken/{i}") for i in range(2)])
+    table = _ready_pair("broken/")
     host, other = table.players
-    table.ready_all()
-    other.my_secrets[1] = (bytes(32), other.my_secrets[1][1])
-
-    def unreadable(key: object, sealed: bytes) -> tuple[bytes, bytes, bytes]:
-        raise RemoteProtocolError(DropReason.SCHEMA, "the escrow is damaged")
-
-    monkeypatch.setattr(round_start, "open_escrow", unreadable)
+    _break_secret(other, monkeypatch)
     host.start()
     table.collect()
     table.deliver_all()

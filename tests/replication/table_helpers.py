@@ -310,24 +310,32 @@ def restored_from_store(old: TableReplica, name: str, **complete: bool) -> Table
     )
 
 
-def exchange(replicas: list[TableReplica], now: float) -> None:
-    """Everything the given replicas say reaches each other, and nobody else."""
+#: (speaker, listener, datagram) -> True if that datagram is lost on that way.
+Drop = Callable[[TableReplica, TableReplica, bytes], bool]
+
+
+def exchange(replicas: list[TableReplica], now: float, drop: Drop | None = None) -> None:
+    """Everything the given replicas say reaches each other (but what `drop` picks), and
+    nobody else."""
     while True:
         said = [(r, d) for r in replicas for _, d in r.outgoing()]
         if not said:
             return
         for sender, datagram in said:
             for other in replicas:
-                if other is not sender:
+                if other is not sender and (drop is None or not drop(sender, other, datagram)):
                     other.receive(datagram, id(sender), now)
 
 
-def tick_together(replicas: list[TableReplica], start: float, seconds: float) -> float:
-    """Ticks for `seconds`, everything said reaching the given replicas only."""
+def tick_together(
+    replicas: list[TableReplica], start: float, seconds: float, drop: Drop | None = None
+) -> float:
+    """Ticks for `seconds`, everything said reaching the given replicas only (but what
+    `drop` picks)."""
     now = start
     while now < start + seconds:
         now += 0.05
         for replica in replicas:
             replica.tick(now)
-        exchange(replicas, now)
+        exchange(replicas, now, drop)
     return now

@@ -25,16 +25,20 @@ def two_rounds() -> PeerMesh:
     return mesh
 
 
+def _reader(name: str, table: bytes) -> TableReplica:
+    return TableReplica.joining(
+        SigningKeyPair(hashlib.sha256(f"closed-log/{name}".encode()).digest()),
+        table,
+        name=name,
+        role=SPECTATOR,
+        randomness=seeded_bytes(f"closed-log/{name}"),
+    )
+
+
 def _ops_alone(mesh: PeerMesh) -> TableReplica:
     """A fresh spectator fed every op of the table in Lamport order, and no heartbeat."""
     host = mesh.replicas[0]
-    reader = TableReplica.joining(
-        SigningKeyPair(hashlib.sha256(b"closed-log/reader").digest()),
-        host.sync.table,
-        name="reader",
-        role=SPECTATOR,
-        randomness=seeded_bytes("closed-log"),
-    )
+    reader = _reader("reader", host.sync.table)
     ops = sorted(
         (op for log in host.sync.logs.values() for op in log), key=lambda o: (o.lamport, o.author)
     )
@@ -72,16 +76,6 @@ def test_a_closed_log_confirms_every_start_and_delivers_every_round(two_rounds: 
         assert finals[number].scores == mesh.finals[0][number].scores
         ours, theirs = reader.rounds[number], host.rounds[number]
         assert state_hash(ours.state) == state_hash(theirs.state)
-
-
-def _reader(name: str, table: bytes) -> TableReplica:
-    return TableReplica.joining(
-        SigningKeyPair(hashlib.sha256(f"closed-log/{name}".encode()).digest()),
-        table,
-        name=name,
-        role=SPECTATOR,
-        randomness=seeded_bytes(f"closed-log/{name}"),
-    )
 
 
 def test_late_votes_of_the_round_before_confirm_the_next_start_unless_one_is_missing() -> None:

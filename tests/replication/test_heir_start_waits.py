@@ -13,6 +13,7 @@ from nerts_p2p.game.errors import NertsError
 from nerts_p2p.game.moves import FROM_NERTS, NEW_FOUNDATION, Move
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.table.events import RoundVoided
+from nerts_p2p.table.replica import TableReplica
 from protocol.envelope import seal
 from protocol.messages import Kind, Op, op_body
 from protocol.signing import SigningKeyPair
@@ -23,6 +24,15 @@ from tests.replication.table_helpers import ManualTable, call_nerts, exchange, s
 
 def _all_ops(peer: SyncPeer) -> list[Op]:
     return sorted((op for log in peer.logs.values() for op in log), key=lambda op: op.lamport)
+
+
+def _twin_of(first: Op, liar: TableReplica) -> bytes:
+    """A second version of the liar's lobby op `first`, stamped one later: the proof that
+    it equivocated."""
+    deps = [list(pair) for pair in first.lobby_deps]
+    twin = op_body(first.kind, first.table, first.author, first.seq, first.prev,
+                   first.lamport + 1, first.epoch, deps, first.payload)  # fmt: skip
+    return seal(liar.sync.key, twin)
 
 
 def test_an_heirs_start_whose_deps_are_all_held_waits_for_the_last_vote_against_the_host() -> None:
@@ -108,10 +118,7 @@ def test_an_heirs_start_is_delivered_the_moment_an_expulsion_completes_the_agree
     exchange(alive, now)
     first = liar.ready()
     exchange(alive, now)
-    deps = [list(pair) for pair in first.lobby_deps]
-    twin = op_body(first.kind, first.table, first.author, first.seq, first.prev,
-                   first.lamport + 1, first.epoch, deps, first.payload)  # fmt: skip
-    proof = seal(liar.sync.key, twin)
+    proof = _twin_of(first, liar)
     for member in (heir, voter, third):
         member.receive(proof, id(liar), now)
         assert liar.me in member.sync.expelled
@@ -219,10 +226,7 @@ def test_a_start_voided_in_the_receive_that_expels_someone_leaves_the_table_stan
         exchange([heir, voter, third, liar, watcher], now)
     assert host.me not in watcher.sync.epochs[1].departed  # the fifth has not voted
     watcher.events()
-    deps = [list(pair) for pair in first.lobby_deps]
-    twin = op_body(first.kind, first.table, first.author, first.seq, first.prev,
-                   first.lamport + 1, first.epoch, deps, first.payload)  # fmt: skip
-    watcher.receive(seal(liar.sync.key, twin), "liar", now)
+    watcher.receive(_twin_of(first, liar), "liar", now)
     assert liar.me in watcher.sync.expelled
     assert host.me in watcher.sync.epochs[1].departed
     assert 2 not in watcher.rounds

@@ -7,37 +7,12 @@ seed 11, `nerts_p2p/table/round.py` `nonces_covered`.)"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from nerts_p2p.game.moves import FROM_NERTS, NEW_FOUNDATION, Move, move_text
 from nerts_p2p.game.position import state_hash
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.table.replica import TableReplica
 from protocol.messages import Kind, Op
-from protocol.sync import BROADCAST
-from tests.replication.table_helpers import ManualTable, seed_showing
-
-Drop = Callable[[int, int, bytes], bool]
-
-
-def _route(table: ManualTable, active: list[int], seconds: float, drop: Drop) -> None:
-    """Ticks the active players for `seconds`, everything they say reaching each other
-    unless `drop(sender, receiver, datagram)`; nobody else hears anything."""
-    end = table.now + seconds
-    while table.now < end:
-        table.now += 0.05
-        for i in active:
-            table.players[i].tick(table.now)
-        while True:
-            said = [(i, dest, d) for i in active for dest, d in table.players[i].outgoing()]
-            if not said:
-                break
-            for sender, destination, datagram in said:
-                targets = active if destination == BROADCAST else [destination]
-                for target in targets:
-                    assert isinstance(target, int)
-                    if target != sender and not drop(sender, target, datagram):
-                        table.players[target].receive(datagram, sender, table.now)
+from tests.replication.table_helpers import ManualTable, seed_showing, tick_together
 
 
 def _vote(voter: TableReplica, target: TableReplica) -> Op:
@@ -61,13 +36,16 @@ def test_a_move_missing_a_nonce_counts_once_that_players_departure_sorts_before_
     # (nor anything that carries it): the mover knows every nonce but one.
     late_mix: list[bytes] = []
 
-    def lost_to_mover(sender: int, receiver: int, datagram: bytes) -> bool:
+    def lost_to_mover(sender: TableReplica, receiver: TableReplica, datagram: bytes) -> bool:
         if not late_mix:
             log = late_nonce.sync.logs.get(late_nonce.me, [])
             late_mix.extend(op.signature for op in log if op.kind == Kind.MIX)
-        return receiver == 0 and any(sig in datagram for sig in late_mix)
+        return receiver is mover and any(sig in datagram for sig in late_mix)
 
-    _route(table, [0, 1, 2, 3], 0.3, lost_to_mover)
+    def route(players: list[TableReplica], seconds: float) -> None:
+        table.now = tick_together(players, table.now, seconds, lost_to_mover)
+
+    route([mover, voter, late_nonce, first_gone], 0.3)
     rnd = mover.current_round
     assert rnd is not None
     assert mover.sync.start_confirmed(1)
@@ -77,13 +55,13 @@ def test_a_move_missing_a_nonce_counts_once_that_players_departure_sorts_before_
     # yet). Then the one who sent its nonce late vanishes too, and the mover votes it out.
     for player in (mover, voter, late_nonce):
         _vote(player, first_gone)
-    _route(table, [0, 1, 2], 0.1, lost_to_mover)
-    _route(table, [0, 1], 0.1, lost_to_mover)
+    route([mover, voter, late_nonce], 0.1)
+    route([mover, voter], 0.1)
     voter_against_late = _vote(voter, late_nonce)  # not sent to anyone yet
     # The mover alone keeps time a while (its heartbeats tick its clock), so its vote and
     # move sort after the voter's vote, which it has not seen.
     voter.outgoing()
-    _route(table, [0], 2.0, lost_to_mover)
+    route([mover], 2.0)
     mover_against_late = _vote(mover, late_nonce)
     # The mover plays its ace: it does not hold `late_nonce`'s nonce, so in its view the
     # move does not count yet (the replica would not sign it; signed by hand, as another

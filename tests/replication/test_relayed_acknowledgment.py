@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from nerts_p2p.game.rules import Rules
 from protocol.envelope import seal
-from protocol.messages import Heartbeat, Kind, decode, evidence_body
-from protocol.sync import BROADCAST
-from tests.replication.table_helpers import ManualTable, call_nerts, seed_showing
+from protocol.messages import Kind, evidence_body
+from tests.replication.table_helpers import ManualTable, call_nerts, seed_showing, tick_together
 
 
 def test_a_relayed_heartbeat_confirms_a_start_and_delivers_the_round_waiting_for_it() -> None:
@@ -29,20 +28,7 @@ def test_a_relayed_heartbeat_confirms_a_start_and_delivers_the_round_waiting_for
     players = [host, first, second]
     table.ready_all(players)
     host.start()
-    latest: dict[bytes, Heartbeat] = {}
-    now = table.now
-    for _ in range(10):
-        now += 0.05
-        for replica in players:
-            replica.tick(now)
-        said = [(r, d) for r in players for dest, d in r.outgoing() if dest == BROADCAST]
-        for speaker, datagram in said:
-            message = decode(datagram, table=host.sync.table)
-            if isinstance(message, Heartbeat):
-                latest[message.sender] = message
-            for listener in players:
-                if listener is not speaker:
-                    listener.receive(datagram, id(speaker), now)
+    now = tick_together(players, table.now, 0.5)
     assert all(p.sync.start_confirmed(2) for p in players)
     # The watcher is sent every op, but no heartbeat of the players: the START cannot be
     # confirmed, so the round's ops wait.
@@ -56,7 +42,9 @@ def test_a_relayed_heartbeat_confirms_a_start_and_delivers_the_round_waiting_for
     # The host relays the two players' latest heartbeats: they acknowledge the START.
     relay = seal(
         host.sync.key,
-        evidence_body(host.sync.table, host.me, [latest[first.me], latest[second.me]]),
+        evidence_body(
+            host.sync.table, host.me, [host.sync.promises.latest[p.me] for p in (first, second)]
+        ),
     )
     watcher.receive(relay, 0, now)
     assert watcher.sync.start_confirmed(2)

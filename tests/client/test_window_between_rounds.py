@@ -118,11 +118,15 @@ async def test_the_host_seats_a_bot_between_rounds_and_the_match_follows_players
         assert newcomer.scores[0] is None, "the new bot did not play round 1"
         assert newcomer.scores[1] is not None
         assert newcomer.totals[1] == view.results[-1].totals[newcomer.seat or 0]
-        # The chart draws a line in each of the three players' colours.
+        # The chart draws a line in each of the three players' colours. The region runs to
+        # the chart's bottom edge (100 px above the window's): a newcomer whose total is the
+        # lowest, 0 say, has its whole line along that edge.
         screen.draw(app.surface, trio.current_time())
         save(app.surface, "network-round-end-newcomer")
         width, height = app.size
-        chart = colours_in(app.surface, (width * 0.56, height * 0.25, width * 0.38, height * 0.6))
+        chart = colours_in(
+            app.surface, (width * 0.56, height * 0.25, width * 0.38, height * 0.75 - 100)
+        )
         for colour in seat_colours(app.settings.colour, 3, view.my_seat):
             assert any(near(p, colour, 12) for p in chart), f"no line in {colour}"
         # Between rounds the bot can be taken away again.

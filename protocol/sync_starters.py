@@ -181,7 +181,9 @@ def _may_still_void(sync: SyncPeer, number: int, start: Op) -> bool:
     Only a vote that had not seen it can (its cut would be below the START's seq). An op
     that names the starter's ops up to the START has seen it, and so have its author's
     later ops (deps only grow); one waiting behind a missing op of its own author may
-    have unknown ops below it, and one that names fewer did not see it. (Such an op can
+    have unknown ops below it, and one that names fewer did not see it. An op that can
+    count as no vote (malformed deps) is passed over: waiting for it would stop the
+    replay, though it is refused once its turn comes. (Such an op can
     wait on an op of this very round: a late vote of the round before, signed after this
     round's ops reached its author. Waiting for it would then wait for ever.)"""
     for author, queue in sync.pending.items():
@@ -194,7 +196,9 @@ def _may_still_void(sync: SyncPeer, number: int, start: Op) -> bool:
         for op in ops:
             earlier = sync.epochs.get(op.epoch)
             if earlier is None or len(op.round_deps) != len(earlier.participants):
-                return True
+                # Counts as no vote: its deps are not one per participant (the checks
+                # refuse it once its turn comes), or it was signed in a voided round.
+                continue
             seen = dict(zip(earlier.participants, op.round_deps, strict=True))
             if seen.get(start.author, 0) < start.seq:
                 return True

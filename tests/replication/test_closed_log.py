@@ -11,7 +11,8 @@ import pytest
 from nerts_p2p.game.position import state_hash
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.table.replica import RoundFinal, TableReplica
-from protocol.messages import SPECTATOR, Kind
+from protocol.envelope import seal
+from protocol.messages import SPECTATOR, Kind, op_body
 from protocol.signing import SigningKeyPair
 from tests.replication.table_helpers import ManualTable, call_nerts, seed_showing
 from tools.mesh import PeerMesh, seeded_bytes
@@ -78,15 +79,10 @@ def test_a_closed_log_confirms_every_start_and_delivers_every_round(two_rounds: 
         assert state_hash(ours.state) == state_hash(theirs.state)
 
 
-def test_late_votes_of_the_round_before_confirm_the_next_start_unless_one_is_missing() -> None:
-    # Round 1 among three; round 2 between two of them. The third, after round 2's ops
-    # reached it, signs two more votes of round 1: they name those ops, so they wait for
-    # round 2's START to be confirmed, and they have seen it, so they cannot void it. A
-    # whole log confirms it (until 2026-12-02 a whole log waited for them, and they for
-    # it: round 2 was never replayed). A file that lacks the first vote holds the second
-    # behind the hole: the missing vote may not have seen the START, so nothing is
-    # confirmed. (Found from `tools.mutate`, seed 15: the waiting ops of round 1 were
-    # looked at with no test to tell.)
+def _round_two_between_two_of_three() -> tuple[TableReplica, TableReplica, TableReplica]:
+    """Round 1 among three (the host called Nerts at once); round 2, started by the host,
+    between the host and the first player, its START confirmed and its ops everywhere.
+    Returns (host, first, third)."""
     rules = Rules(seats=3, nerts_size=1, target=500)
     seeds = [
         seed_showing(rules, [], nerts_top="AS", label="hole/host"),
@@ -103,6 +99,19 @@ def test_late_votes_of_the_round_before_confirm_the_next_start_unless_one_is_mis
     table.deliver_all()
     table.settle(0.5)
     assert host.sync.start_confirmed(2)
+    return host, first, third
+
+
+def test_late_votes_of_the_round_before_confirm_the_next_start_unless_one_is_missing() -> None:
+    # Round 1 among three; round 2 between two of them. The third, after round 2's ops
+    # reached it, signs two more votes of round 1: they name those ops, so they wait for
+    # round 2's START to be confirmed, and they have seen it, so they cannot void it. A
+    # whole log confirms it (until 2026-12-02 a whole log waited for them, and they for
+    # it: round 2 was never replayed). A file that lacks the first vote holds the second
+    # behind the hole: the missing vote may not have seen the START, so nothing is
+    # confirmed. (Found from `tools.mutate`, seed 15: the waiting ops of round 1 were
+    # looked at with no test to tell.)
+    host, first, third = _round_two_between_two_of_three()
     votes = [
         third.sync.author(Kind.DEPART, 1, [target.me, third.sync.delivered(target.me)])
         for target in (host, first)
@@ -126,3 +135,66 @@ def test_late_votes_of_the_round_before_confirm_the_next_start_unless_one_is_mis
         else:
             assert votes[1] in waiting
             assert any(op.epoch == 2 for op in waiting)  # round 2's ops wait
+
+
+def test_a_malformed_vote_waiting_in_a_file_neither_stops_the_replay_nor_counts() -> None:
+    # The third signs a late vote of round 1 that has seen round 2 (it waits for round 2's
+    # ops), then a vote whose deps give one seq too few for round 1's players: refused
+    # once its turn comes, so it can void nothing. The file still replays round 2, and
+    # the malformed vote is dropped. (Found by `tools.mutate`, seed 17: it stopped the
+    # replay at round 1 for good, and with the check's `or` made `and` the reader crashed.)
+    host, first, third = _round_two_between_two_of_three()
+    vote = third.sync.author(Kind.DEPART, 1, [host.me, third.sync.delivered(host.me)])
+    third.outgoing()
+    malformed = seal(
+        third.sync.key,
+        op_body(
+            Kind.DEPART, host.sync.table, third.me, vote.seq + 1, vote.hash, vote.lamport + 1,
+            1, list(vote.round_deps)[:-1], [first.me, third.sync.delivered(first.me)],
+        ),
+    )  # fmt: skip
+    ops = sorted(
+        (op for log in host.sync.logs.values() for op in log), key=lambda o: (o.lamport, o.author)
+    )
+    reader = _reader("malformed-vote", host.sync.table)
+    for i, op in enumerate([*ops, vote]):
+        reader.receive(op.datagram(), "file", i * 0.001)
+    reader.receive(malformed, "file", 1.0)
+    assert third.me in reader.sync.pending, "both votes wait for round 2's ops"
+    reader.sync.close_log()
+    assert reader.sync.start_confirmed(2)
+    assert len(reader.sync.epochs[2].ops) == len(host.sync.epochs[2].ops)
+    assert reader.sync.delivered(third.me) == vote.seq
+    assert not reader.sync.pending.get(third.me), "the malformed vote is refused"
+    assert reader.sync.epochs[1].departed == {}
+
+
+def test_a_file_missing_one_op_of_a_round_replays_that_round_up_to_the_hole(
+    two_rounds: PeerMesh,
+) -> None:
+    # A damaged replay file lacks one move of round 2 by a player who is not its starter.
+    # Only a waiting op of a round *before* round 2 could void round 2's START, so the
+    # START is confirmed and round 2 replays up to the hole: everything before the lost
+    # move, and its author's later ops wait behind it. (Found by `tools.mutate`, seed 17:
+    # with round 2's own waiting ops looked at too, the hole held back all of round 2.)
+    mesh = two_rounds
+    host = mesh.replicas[0]
+    round_two = host.sync.epochs[2]
+    starter = round_two.start.author
+    lost = next(
+        op
+        for op in round_two.ops
+        if op.author != starter and op.kind == Kind.MOVE and op.seq < len(host.sync.logs[op.author])
+    )
+    ops = sorted(
+        (op for log in host.sync.logs.values() for op in log if op.hash != lost.hash),
+        key=lambda o: (o.lamport, o.author),
+    )
+    reader = _reader("hole-in-round-2", host.sync.table)
+    for i, op in enumerate(ops):
+        reader.receive(op.datagram(), "file", i * 0.001)
+    reader.sync.close_log()
+    assert reader.sync.start_confirmed(2)
+    assert reader.sync.delivered(lost.author) == lost.seq - 1
+    assert reader.sync.delivered(starter) > round_two.start.seq, "round 2 is replayed"
+    assert lost.seq + 1 in reader.sync.pending[lost.author]

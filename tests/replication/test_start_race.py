@@ -14,10 +14,12 @@ from nerts_p2p.game.moves import Move
 from nerts_p2p.game.position import state_hash
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.table.replica import RoundFinal, RoundVoided, TableReplica
+from protocol.errors import LocalProtocolError
 from protocol.messages import Kind, Op
 from tools.mesh import PeerMesh
 from tools.start_cuts import cut_at_next_start
 
+from . import table_helpers as helpers
 from .table_helpers import ManualTable, call_nerts, seed_showing
 
 
@@ -454,6 +456,19 @@ def test_an_op_signed_in_a_round_whose_start_is_voided_is_judged_alike_everywher
     assert len(hashes) == 1
 
 
+def test_a_voided_start_leaves_the_round_befores_reveals_standing() -> None:
+    # Voiding round 2's START clears the REVEALs held for round 2 (its heir's round starts
+    # afresh), not those of round 1: a player that revealed in round 1 has still ended it,
+    # and a MOVE of round 1 is refused. (Seed 17, `void_starts`' `!=` made `==`: round 1's
+    # REVEALs were forgotten, and such a MOVE went out.)
+    table, _ = _an_early_actor_becomes_heir()
+    _, heir, third = table.players
+    for replica in (heir, third):
+        assert 2 not in replica.sync.epochs, "the host's START of round 2 is voided here"
+        with pytest.raises(LocalProtocolError, match="after its author's REVEAL of round 1"):
+            replica.sync.author(Kind.MOVE, 1, "stuck")
+
+
 def test_an_heirs_early_ops_wait_for_its_start_while_it_does_not_come() -> None:
     # The heir acted twice in the voided round and has not started the round itself yet:
     # nothing shows its early ops were signed before a START of its own, so the others
@@ -483,3 +498,36 @@ def test_votes_before_a_ready_naming_every_acknowledger_keep_their_author_a_poss
     start = host.sync.epochs[2].start
     assert host.sync.acks[second.me].seq(host.me) >= start.seq
     assert not host.sync.start_confirmed(2)
+
+
+def test_a_seed_shared_with_the_next_starter_is_no_vote_against_it() -> None:
+    # Partners: the host's key sorts after its partner's, so the partner deals seat 0 in
+    # round 1 and seals its seed to the host (a SEED_SHARE naming the host first). When
+    # the host starts round 2, every peer reads the partner's round-1 ops for votes against
+    # the host: the share is none. (Found by `tools.mutate`, seed 17: `_votes_up_to` with
+    # its `and` made `or` took every op of round 1 for a vote, and the host crashed
+    # comparing the sealed seed with a seq.)
+    keys = helpers._keys_in_seat_order(4)
+    keys[0], keys[1] = keys[1], keys[0]
+    rules = Rules(seats=2, partnerships=True, nerts_size=1)
+    seeds = [seed_showing(rules, [], nerts_top="AS", label=f"share/{i}") for i in range(4)]
+    with patch.object(helpers, "_keys_in_seat_order", return_value=keys):
+        table = ManualTable(rules, seeds)
+    host, partner = table.players[:2]
+    table.start_round()
+    table.settle(0.5)
+    rnd = host.current_round
+    assert rnd is not None
+    assert rnd.dealer[0] == partner.me != host.me
+    share = next(op for op in partner.sync.logs[partner.me] if op.kind == Kind.SEED_SHARE)
+    assert share.payload[0] == host.me
+    call_nerts(table, settle=3.0)
+    assert all(r.rounds[1].final is not None for r in table.players)
+    table.ready_all()
+    start = host.start()
+    table.collect()
+    table.deliver_all()
+    table.settle(1.0)
+    for replica in table.players:
+        assert replica.sync.epochs[2].start == start
+        assert replica.sync.start_confirmed(2)

@@ -137,3 +137,26 @@ def test_a_start_our_own_broken_secret_cannot_deal_is_reported_not_a_crash(
     reports = [e.reason for e in table.events[1] if isinstance(e, ProtocolViolation)]
     assert "our own escrow: the escrow is damaged" in reports
     assert "round cannot start: seat 1's seed does not deal the cards it shows" in reports
+
+
+def test_a_start_its_own_sync_refuses_is_said_in_plain_words_and_the_round_stays_free() -> None:
+    # The round can be dealt, but the host's sync will not sign: here the host has just
+    # restarted and is not caught up with the table yet (PROTOCOL.md 14). The host hears
+    # why in words, nothing is signed, and round 1 starts once it may. (Found by
+    # `tools.mutate`, seed 17: with the refusal's `raise` deleted the host crashed on an
+    # unbound op.)
+    table = _ready_pair("refused")
+    host, other = table.players
+    seq = host.sync.delivered(host.me)
+    host.sync.resume()
+    with pytest.raises(NertsError, match=r"round 1 cannot start: .*restart"):
+        host.start()
+    assert host.sync.delivered(host.me) == seq
+    assert host.outgoing() == []
+    table.settle(2.0)  # it hears the table hold its chain: caught up
+    assert host.sync.resuming is None
+    assert host.start().epoch == 1
+    table.collect()
+    table.deliver_all()
+    assert other.current_round is not None
+    assert other.current_round.number == 1

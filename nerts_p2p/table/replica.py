@@ -419,8 +419,9 @@ class TableReplica:
         if self.rounds.pop(event.epoch, None) is not None:
             self._events.append(RoundVoided(event.epoch, event.start.author))
         self.presence.began.pop(event.epoch, None)  # it begins when its real START comes
-        if self.presence.round == event.epoch:
-            self.presence.reset(0)
+        # The acknowledgments watched stay those of the round before: they are reset only
+        # for a round whose START is confirmed (`departure_votes.watch_presence`), and a
+        # confirmed START is never voided.
 
     def _watch_presence(self, now: float) -> None:
         """Flag lagging seats; vote a silent participant out (`departure_votes`)."""

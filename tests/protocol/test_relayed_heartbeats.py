@@ -15,6 +15,7 @@ from protocol.codec import pack
 from protocol.envelope import PROTOCOL_VERSION, seal
 from protocol.errors import DropReason, LocalProtocolError
 from protocol.messages import Heartbeat, Kind, decode, heartbeat_body
+from protocol.signing import key_id
 from protocol.sync import SyncPeer
 from tests.protocol.test_hostile import HISTORY, IDS, observer
 from tests.protocol.test_relayed_evidence import _relayed_by_sam
@@ -84,3 +85,19 @@ def test_a_peer_restarted_without_its_log_holds_what_its_own_relayed_heartbeat_n
     bob.tick(3.2)
     assert bob.quarantined is None
     bob.author(Kind.LEAVE, 0, None)
+
+
+def test_a_relayed_heartbeat_of_a_stranger_is_counted_and_tells_nothing() -> None:
+    # Mallory never joined: there is no key to check her heartbeat by. Relayed in an
+    # EVIDENCE it is refused and counted; she is not alive here, acknowledges nothing and
+    # promises nothing. (Found by `tools.mutate`, seed 18: with the refusal deleted, a
+    # stranger's unverified heartbeat was taken as hers.)
+    peer = observer()
+    mallory = key_id(KEYS["mallory"].public_key)
+    assert mallory not in peer.keys
+    hb = _heartbeat_of("mallory", 1, peer.vector())
+    peer.receive(_relayed_by_sam(hb.body, hb.signature), "sam", 5.0)
+    assert peer.counters[DropReason.UNKNOWN_AUTHOR] == 1
+    assert mallory not in peer.signs_of_life()
+    assert mallory not in peer.acks
+    assert mallory not in peer.promises.latest

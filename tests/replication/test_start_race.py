@@ -531,3 +531,34 @@ def test_a_seed_shared_with_the_next_starter_is_no_vote_against_it() -> None:
     for replica in table.players:
         assert replica.sync.epochs[2].start == start
         assert replica.sync.start_confirmed(2)
+
+
+@pytest.mark.parametrize(
+    ("voted_out", "confirmed"), [(("host", "second"), False), (("host",), True)]
+)
+def test_a_member_who_left_after_voting_out_everyone_who_acknowledged_may_still_be_a_stayer(
+    voted_out: tuple[str, ...], confirmed: bool
+) -> None:
+    # Five played round 1. Two vanish without READY; the third votes round 1's players
+    # out before the START exists, then leaves the table. It signs nothing more, but its
+    # votes are all it needs: if they name every player heard holding the START (the
+    # second) and the starter, it could be a stayer of an agreement that voids the START,
+    # with the two gone that is a quorum of five, and the START waits. Votes that miss the
+    # second cannot void it: confirmed. (Found by `tools.mutate`, seed 18: `_may_stay`
+    # taking a member that left for no possible stayer confirmed the START in both cases.)
+    table = _after_round_one(5)
+    host, second, leaver, *gone = table.players
+    for replica in gone:
+        _cut_off(replica, heartbeats=False)
+    targets = {"host": host, "second": second}
+    for name in voted_out:
+        _vote(table, leaver, targets[name])
+    leaver.leave()
+    table.collect()
+    table.deliver_all()
+    start = _host_starts_round_two(table)
+    table.settle(1.0)
+    assert host.sync.acks[second.me].seq(host.me) >= start.seq
+    assert host.sync.members[leaver.me].left
+    assert host.sync.start_confirmed(2) is confirmed
+    assert host.sync.epochs[1].departed == {}

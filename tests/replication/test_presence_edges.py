@@ -11,8 +11,9 @@ from nerts_p2p.game.legal import legal_moves
 from nerts_p2p.game.moves import Move
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.table.events import PeerExpelled, ProtocolViolation
-from nerts_p2p.table.presence import LAG_WARN, SILENCE_BOUND, Presence
+from nerts_p2p.table.presence import LAG_WARN, QUIET_GAP, SILENCE_BOUND, AckRequirement, Presence
 from nerts_p2p.table.replica import SeatLagging, TableReplica
+from protocol.clocks import VersionVector
 from protocol.messages import Heartbeat, Kinds, Op, decode
 from tests.replication.table_helpers import (
     ManualTable,
@@ -133,3 +134,33 @@ def test_a_seat_is_flagged_lagging_the_moment_it_has_lagged_for_the_warning_boun
         exchange(table.players, now, drop=only_heartbeats_to_blind)
         flagged = [e for e in mover.events() if isinstance(e, SeatLagging)]
     assert [(e.author, e.seconds) for e in flagged] == [(blind.me, LAG_WARN)]
+
+
+def test_an_acknowledgment_owed_in_one_round_is_not_owed_in_the_next() -> None:
+    # A participant owed an acknowledgment when the round ended. The next round starts
+    # every requirement over: what it owed before is not held against it. (Found by
+    # `tools.mutate`, seed 18: with `required` kept, it owed from round 1's moment on.)
+    table = three_at_play("reset")
+    me, owing, _ = table.players
+    presence = Presence()
+    presence.reset(1)
+    presence.required[owing.me] = AckRequirement(0.0, VersionVector({me.me: 5}))
+    assert presence.lag(owing.me, 10.0) == 10.0
+    presence.reset(2)
+    assert presence.lag(owing.me, 10.0) == 0.0
+    assert presence.required == {}
+
+
+def test_a_participant_unheard_for_exactly_the_quiet_gap_is_in_a_silence() -> None:
+    # Unheard from 1.0 to a look at exactly 1.0 + QUIET_GAP, then heard again: the time it
+    # was silent (to that look) does not count as time it owed an acknowledgment. A look
+    # a moment sooner sees no silence. (Found by `tools.mutate`, seed 18: `>=` made `>`.)
+    table = three_at_play("quiet")
+    me, owing, _ = table.players
+    for first_look, silent in ((1.0 + QUIET_GAP, QUIET_GAP), (1.0 + QUIET_GAP - 0.25, 0.0)):
+        presence = Presence()
+        presence.required[owing.me] = req = AckRequirement(0.0, VersionVector({me.me: 5}))
+        presence.note_silences({owing.me: 1.0}, first_look)
+        presence.note_silences({owing.me: 1.7}, 1.75)
+        assert req.silent == silent
+        assert req.owed(1.75) == 1.75 - silent

@@ -11,7 +11,7 @@ from nerts_p2p.game.position import state_hash
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.table.replica import RoundEnded, RoundFinal, TableReplica
 from protocol.errors import LocalProtocolError
-from protocol.messages import Heartbeat, Kind, decode
+from protocol.messages import Heartbeat, Kind, Op, decode
 from tests.replication.table_helpers import (
     ManualTable,
     call_nerts,
@@ -218,3 +218,41 @@ def test_the_round_ends_for_its_caller_only_once_the_call_itself_is_stable() -> 
     caller.tick(now + 0.1)
     assert rnd.end_is_stable()
     assert [op.kind for op in caller.sync.logs[caller.me]][-1] == Kind.REVEAL
+
+
+def test_a_move_whose_deps_name_the_call_itself_was_made_after_seeing_it() -> None:
+    # The call is its author's latest op when it reaches the other seat, which then moves
+    # anyway (a modified client): the move's deps name the call's own seq, no more. It had
+    # seen the call, so it does not count anywhere. (Found by `tools.mutate`, seed 18:
+    # with `>=` made `>` only a move naming an op after the call counted as having seen
+    # it, and this one was taken as in the air.)
+    rules = Rules(seats=2, nerts_size=1)
+    seeds = [
+        seed_showing(rules, [], nerts_top="AS", label="caller"),
+        seed_showing(rules, [], label="other"),
+    ]
+    table = ManualTable(rules, seeds)
+    table.start_round()
+    caller, other = table.players
+    rnd = caller.current_round
+    assert rnd is not None
+    ace = rnd.state.seats[0].nerts_up[-1]
+    caller.play(Move(0, "play", ace, FROM_NERTS, "f", NEW_FOUNDATION))
+    call = caller.play(Move(0, "nerts"))
+    assert isinstance(call, Op)
+    table.collect()
+    table.deliver_all()
+    assert caller.sync.logs[caller.me][-1] == call
+    late = other.sync.author(Kind.MOVE, 1, "turn")
+    assert dict(zip(rnd.log.participants, late.round_deps, strict=True))[caller.me] == call.seq
+    table.collect()
+    table.deliver_all()
+    table.settle(2.0)
+    for player in table.players:
+        r = player.current_round
+        assert r is not None
+        assert r.state.ended_by == "nerts"
+        late_step = next(s for s in r.steps if s.op is not None and s.op.hash == late.hash)
+        assert not late_step.applied
+        assert late_step.reason == "the round was over when this was played"
+        assert len(r.state.seats[1].waste) == 0

@@ -246,16 +246,20 @@ def own_promise_returns(player: TableReplica, lamport: int, now: float) -> None:
     player.receive(seal(sync.key, promise), "relay", now)
 
 
-def one_card_nerts_table(label: str) -> ManualTable:
-    """Two seats, Nerts piles of one card; seat 0's is the ace of spades: it can call at once."""
+def one_card_nerts_table(label: str = "", *, settle: float = 0.3) -> ManualTable:
+    """Two seats, Nerts piles of one card; seat 0's is the ace of spades: it can call at once.
+    The round is started, then the table runs `settle` seconds (0.3: every mix nonce is
+    in, so moves count; 0: nothing but the START is delivered)."""
+    prefix = f"{label}/" if label else ""
     rules = Rules(seats=2, nerts_size=1)
     seeds = [
-        seed_showing(rules, [], nerts_top="AS", label=f"{label}/caller"),
-        seed_showing(rules, [], label=f"{label}/other"),
+        seed_showing(rules, [], nerts_top="AS", label=f"{prefix}caller"),
+        seed_showing(rules, [], label=f"{prefix}other"),
     ]
     table = ManualTable(rules, seeds)
     table.start_round()
-    table.settle(0.3)  # every mix nonce is in: moves count
+    if settle:
+        table.settle(settle)
     return table
 
 

@@ -38,6 +38,7 @@ from protocol.sync import BROADCAST, MAX_PENDING_PER_AUTHOR, DivergenceDetected,
 from tests.replication.table_helpers import (
     ManualTable,
     call_nerts,
+    one_card_nerts_table,
     partners_after_their_share,
     seed_showing,
 )
@@ -429,13 +430,7 @@ def test_stability_waits_for_every_player_and_the_final_state_is_announced_stabl
 
 
 def test_a_late_op_sorting_before_the_nerts_call_rolls_the_round_back_across_its_end() -> None:
-    rules = Rules(seats=2, nerts_size=1)
-    seeds = [
-        seed_showing(rules, [], nerts_top="AS", label="caller"),
-        seed_showing(rules, [], label="other"),
-    ]
-    table = ManualTable(rules, seeds)
-    table.start_round()
+    table = one_card_nerts_table(settle=0)
     caller, other = table.players
     held: dict[int, list[bytes]] = {0: [], 1: []}
 

@@ -30,13 +30,7 @@ def _finals(table: ManualTable) -> list[RoundFinal]:
 
 
 def test_a_move_in_the_air_counts_and_a_move_after_seeing_the_call_does_not() -> None:
-    rules = Rules(seats=2, nerts_size=1)  # one card in the Nerts pile: an ace, played at once
-    seeds = [
-        seed_showing(rules, [], nerts_top="AS", label="caller"),
-        seed_showing(rules, [], label="other"),
-    ]
-    table = ManualTable(rules, seeds)
-    table.start_round()
+    table = one_card_nerts_table(settle=0)  # seat 0 plays its ace and calls at once
     caller, other = table.players
     rnd = caller.current_round
     assert rnd is not None
@@ -226,13 +220,7 @@ def test_a_move_whose_deps_name_the_call_itself_was_made_after_seeing_it() -> No
     # seen the call, so it does not count anywhere. (Found by `tools.mutate`, seed 18:
     # with `>=` made `>` only a move naming an op after the call counted as having seen
     # it, and this one was taken as in the air.)
-    rules = Rules(seats=2, nerts_size=1)
-    seeds = [
-        seed_showing(rules, [], nerts_top="AS", label="caller"),
-        seed_showing(rules, [], label="other"),
-    ]
-    table = ManualTable(rules, seeds)
-    table.start_round()
+    table = one_card_nerts_table(settle=0)
     caller, other = table.players
     rnd = caller.current_round
     assert rnd is not None

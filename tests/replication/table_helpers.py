@@ -17,8 +17,9 @@ from nerts_p2p.game.moves import FROM_NERTS, NEW_FOUNDATION, Move
 from nerts_p2p.game.position import state_hash
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.table.replica import GameEvent, TableReplica
+from nerts_p2p.table.round import ReplicatedRound
 from protocol.envelope import seal
-from protocol.messages import PLAYER, Kind, heartbeat_body, op_body
+from protocol.messages import PLAYER, Kind, Op, heartbeat_body, op_body
 from protocol.signing import SigningKeyPair
 from protocol.sync import BROADCAST
 
@@ -96,9 +97,18 @@ class ManualTable:
     """Players 0..n-1 (0 is the host); seat i is played by `players[i]` (keys are chosen so
     that the host's seat order, by key id, matches the player index)."""
 
-    def __init__(self, rules: Rules, seeds: Sequence[bytes], *, spectators: int = 0) -> None:
+    def __init__(
+        self,
+        rules: Rules,
+        seeds: Sequence[bytes],
+        *,
+        spectators: int = 0,
+        keys: Sequence[SigningKeyPair] | None = None,
+    ) -> None:
+        """`keys`: the players' keys (then spectators'), by default `keys_in_seat_order`."""
         self.now = 0.0
-        keys = _keys_in_seat_order(len(seeds) + spectators)
+        if keys is None:
+            keys = keys_in_seat_order(len(seeds) + spectators)
         self.players: list[TableReplica] = []
         host = TableReplica.open_table(
             keys[0],
@@ -190,7 +200,9 @@ class ManualTable:
             self.deliver_all()
 
 
-def _keys_in_seat_order(count: int) -> list[SigningKeyPair]:
+def keys_in_seat_order(count: int) -> list[SigningKeyPair]:
+    """`count` keys sorted by key id: a host that seats players by key id seats them in
+    this order."""
     keys = [
         SigningKeyPair(hashlib.sha256(f"seatkey/{i}".encode()).digest()) for i in range(count * 3)
     ]
@@ -263,9 +275,9 @@ def one_card_nerts_table(label: str = "", *, settle: float = 0.3) -> ManualTable
     return table
 
 
-def call_nerts(table: ManualTable, *, settle: float | None = 2.0) -> None:
+def call_nerts(table: ManualTable, *, settle: float | None = 2.0) -> Op:
     """Seat 0 plays its ace (its whole Nerts pile) and calls Nerts; then, unless `settle` is
-    None, everything is delivered and the table runs that many seconds."""
+    None, everything is delivered and the table runs that many seconds. Returns the call."""
     caller = table.players[0]
     rnd = caller.current_round
     assert rnd is not None
@@ -273,11 +285,24 @@ def call_nerts(table: ManualTable, *, settle: float | None = 2.0) -> None:
     assert not isinstance(
         caller.play(Move(0, "play", ace, FROM_NERTS, "f", NEW_FOUNDATION)), Rejection
     )
-    assert not isinstance(caller.play(Move(0, "nerts")), Rejection)
+    call = caller.play(Move(0, "nerts"))
+    assert isinstance(call, Op)
     table.collect()
     if settle is not None:
         table.deliver_all()
         table.settle(settle)
+    return call
+
+
+def rounds_after(table: ManualTable, seconds: float) -> list[ReplicatedRound]:
+    """Everything said so far delivered, then the table runs `seconds`: each player's
+    current round."""
+    table.collect()
+    table.deliver_all()
+    table.settle(seconds)
+    rounds = [player.current_round for player in table.players]
+    assert all(rnd is not None for rnd in rounds)
+    return [rnd for rnd in rounds if rnd is not None]
 
 
 def partners_after_their_share(label: str) -> tuple[ManualTable, TableReplica, TableReplica, str]:

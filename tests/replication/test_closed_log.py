@@ -5,6 +5,7 @@ heartbeat (the acknowledgments that confirm a START at a live table) is in the f
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 
 import pytest
 
@@ -12,7 +13,7 @@ from nerts_p2p.game.position import state_hash
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.table.replica import RoundFinal, TableReplica
 from protocol.envelope import seal
-from protocol.messages import SPECTATOR, Kind, op_body
+from protocol.messages import SPECTATOR, Kind, Op, op_body
 from protocol.signing import SigningKeyPair
 from tests.replication.table_helpers import ManualTable, call_nerts, seed_showing
 from tools.mesh import PeerMesh, seeded_bytes
@@ -36,16 +37,24 @@ def _reader(name: str, table: bytes) -> TableReplica:
     )
 
 
-def _ops_alone(mesh: PeerMesh) -> TableReplica:
-    """A fresh spectator fed every op of the table in Lamport order, and no heartbeat."""
-    host = mesh.replicas[0]
-    reader = _reader("reader", host.sync.table)
-    ops = sorted(
-        (op for log in host.sync.logs.values() for op in log), key=lambda o: (o.lamport, o.author)
-    )
+def _table_ops(host: TableReplica) -> list[Op]:
+    """Every op `host` holds, in Lamport order: a table's log as a replay file has it."""
+    ops = (op for log in host.sync.logs.values() for op in log)
+    return sorted(ops, key=lambda o: (o.lamport, o.author))
+
+
+def _fed(name: str, table: bytes, ops: Iterable[Op]) -> TableReplica:
+    """A fresh spectator fed `ops`, one datagram each, and no heartbeat."""
+    reader = _reader(name, table)
     for i, op in enumerate(ops):
         reader.receive(op.datagram(), "file", i * 0.001)
     return reader
+
+
+def _ops_alone(mesh: PeerMesh) -> TableReplica:
+    """A fresh spectator fed every op of the table in Lamport order, and no heartbeat."""
+    host = mesh.replicas[0]
+    return _fed("reader", host.sync.table, _table_ops(host))
 
 
 def test_without_acknowledgments_a_later_round_waits_for_its_start_to_be_confirmed(
@@ -117,13 +126,10 @@ def test_late_votes_of_the_round_before_confirm_the_next_start_unless_one_is_mis
         for target in (host, first)
     ]
     third.outgoing()
-    ops = sorted(
-        (op for log in host.sync.logs.values() for op in log), key=lambda o: (o.lamport, o.author)
-    )
+    ops = _table_ops(host)
     for holes, confirmed in (((votes[0].hash,), False), ((), True)):
-        reader = _reader(f"hole-{confirmed}", host.sync.table)
-        for i, op in enumerate(o for o in [*ops, *votes] if o.hash not in holes):
-            reader.receive(op.datagram(), "file", i * 0.001)
+        kept = (o for o in [*ops, *votes] if o.hash not in holes)
+        reader = _fed(f"hole-{confirmed}", host.sync.table, kept)
         reader.sync.close_log()
         assert 2 in reader.sync.epochs
         assert reader.sync.start_confirmed(2) is confirmed
@@ -153,12 +159,7 @@ def test_a_malformed_vote_waiting_in_a_file_neither_stops_the_replay_nor_counts(
             1, list(vote.round_deps)[:-1], [first.me, third.sync.delivered(first.me)],
         ),
     )  # fmt: skip
-    ops = sorted(
-        (op for log in host.sync.logs.values() for op in log), key=lambda o: (o.lamport, o.author)
-    )
-    reader = _reader("malformed-vote", host.sync.table)
-    for i, op in enumerate([*ops, vote]):
-        reader.receive(op.datagram(), "file", i * 0.001)
+    reader = _fed("malformed-vote", host.sync.table, [*_table_ops(host), vote])
     reader.receive(malformed, "file", 1.0)
     assert third.me in reader.sync.pending, "both votes wait for round 2's ops"
     reader.sync.close_log()
@@ -186,13 +187,8 @@ def test_a_file_missing_one_op_of_a_round_replays_that_round_up_to_the_hole(
         for op in round_two.ops
         if op.author != starter and op.kind == Kind.MOVE and op.seq < len(host.sync.logs[op.author])
     )
-    ops = sorted(
-        (op for log in host.sync.logs.values() for op in log if op.hash != lost.hash),
-        key=lambda o: (o.lamport, o.author),
-    )
-    reader = _reader("hole-in-round-2", host.sync.table)
-    for i, op in enumerate(ops):
-        reader.receive(op.datagram(), "file", i * 0.001)
+    kept = (op for op in _table_ops(host) if op.hash != lost.hash)
+    reader = _fed("hole-in-round-2", host.sync.table, kept)
     reader.sync.close_log()
     assert reader.sync.start_confirmed(2)
     assert reader.sync.delivered(lost.author) == lost.seq - 1

@@ -40,6 +40,7 @@ from tests.replication.table_helpers import (
     call_nerts,
     one_card_nerts_table,
     partners_after_their_share,
+    rounds_after,
     seed_showing,
 )
 from tools.gen_vectors import KEYS, TABLE, play_history
@@ -524,12 +525,7 @@ def test_a_late_op_sorting_just_before_the_call_leaves_the_call_the_op_that_ende
     assert before_call.lamport < call.lamport < in_the_air.lamport
     for datagram in held:
         caller.receive(datagram, 1, table.now)
-    table.collect()
-    table.deliver_all()
-    table.settle(2.0)
-    for player in table.players:
-        r = player.current_round
-        assert r is not None
+    for r in rounds_after(table, 2.0):
         assert r.end_position is not None
         assert r.steps[r.end_position].op.hash == call.hash
         steps = {s.op.hash: s for s in r.steps}

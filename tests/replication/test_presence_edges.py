@@ -136,18 +136,21 @@ def test_a_seat_is_flagged_lagging_the_moment_it_has_lagged_for_the_warning_boun
     assert [(e.author, e.seconds) for e in flagged] == [(blind.me, LAG_WARN)]
 
 
+#: Two participants' key ids, for the acknowledgment book on its own (no table needed):
+#: one has moved, the other owes an acknowledgment of that move.
+_MOVER, _OWING = b"mover-id", b"owing-id"
+
+
 def test_an_acknowledgment_owed_in_one_round_is_not_owed_in_the_next() -> None:
     # A participant owed an acknowledgment when the round ended. The next round starts
     # every requirement over: what it owed before is not held against it. (Found by
     # `tools.mutate`, seed 18: with `required` kept, it owed from round 1's moment on.)
-    table = three_at_play("reset")
-    me, owing, _ = table.players
     presence = Presence()
     presence.reset(1)
-    presence.required[owing.me] = AckRequirement(0.0, VersionVector({me.me: 5}))
-    assert presence.lag(owing.me, 10.0) == 10.0
+    presence.required[_OWING] = AckRequirement(0.0, VersionVector({_MOVER: 5}))
+    assert presence.lag(_OWING, 10.0) == 10.0
     presence.reset(2)
-    assert presence.lag(owing.me, 10.0) == 0.0
+    assert presence.lag(_OWING, 10.0) == 0.0
     assert presence.required == {}
 
 
@@ -155,12 +158,10 @@ def test_a_participant_unheard_for_exactly_the_quiet_gap_is_in_a_silence() -> No
     # Unheard from 1.0 to a look at exactly 1.0 + QUIET_GAP, then heard again: the time it
     # was silent (to that look) does not count as time it owed an acknowledgment. A look
     # a moment sooner sees no silence. (Found by `tools.mutate`, seed 18: `>=` made `>`.)
-    table = three_at_play("quiet")
-    me, owing, _ = table.players
     for first_look, silent in ((1.0 + QUIET_GAP, QUIET_GAP), (1.0 + QUIET_GAP - 0.25, 0.0)):
         presence = Presence()
-        presence.required[owing.me] = req = AckRequirement(0.0, VersionVector({me.me: 5}))
-        presence.note_silences({owing.me: 1.0}, first_look)
-        presence.note_silences({owing.me: 1.7}, 1.75)
+        presence.required[_OWING] = req = AckRequirement(0.0, VersionVector({_MOVER: 5}))
+        presence.note_silences({_OWING: 1.0}, first_look)
+        presence.note_silences({_OWING: 1.7}, 1.75)
         assert req.silent == silent
         assert req.owed(1.75) == 1.75 - silent

@@ -11,11 +11,12 @@ from nerts_p2p.game.position import state_hash
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.table.replica import RoundEnded, RoundFinal, TableReplica
 from protocol.errors import LocalProtocolError
-from protocol.messages import Heartbeat, Kind, Op, decode
+from protocol.messages import Heartbeat, Kind, decode
 from tests.replication.table_helpers import (
     ManualTable,
     call_nerts,
     one_card_nerts_table,
+    rounds_after,
     seed_showing,
 )
 
@@ -224,21 +225,12 @@ def test_a_move_whose_deps_name_the_call_itself_was_made_after_seeing_it() -> No
     caller, other = table.players
     rnd = caller.current_round
     assert rnd is not None
-    ace = rnd.state.seats[0].nerts_up[-1]
-    caller.play(Move(0, "play", ace, FROM_NERTS, "f", NEW_FOUNDATION))
-    call = caller.play(Move(0, "nerts"))
-    assert isinstance(call, Op)
-    table.collect()
+    call = call_nerts(table, settle=None)
     table.deliver_all()
     assert caller.sync.logs[caller.me][-1] == call
     late = other.sync.author(Kind.MOVE, 1, "turn")
     assert dict(zip(rnd.log.participants, late.round_deps, strict=True))[caller.me] == call.seq
-    table.collect()
-    table.deliver_all()
-    table.settle(2.0)
-    for player in table.players:
-        r = player.current_round
-        assert r is not None
+    for r in rounds_after(table, 2.0):
         assert r.state.ended_by == "nerts"
         late_step = next(s for s in r.steps if s.op is not None and s.op.hash == late.hash)
         assert not late_step.applied

@@ -19,8 +19,7 @@ from protocol.messages import Kind, Op
 from tools.mesh import PeerMesh
 from tools.start_cuts import cut_at_next_start
 
-from . import table_helpers as helpers
-from .table_helpers import ManualTable, call_nerts, seed_showing
+from .table_helpers import ManualTable, call_nerts, keys_in_seat_order, seed_showing
 
 
 def _final_everywhere(mesh: PeerMesh, number: int) -> RoundFinal:
@@ -507,12 +506,11 @@ def test_a_seed_shared_with_the_next_starter_is_no_vote_against_it() -> None:
     # the host: the share is none. (Found by `tools.mutate`, seed 17: `_votes_up_to` with
     # its `and` made `or` took every op of round 1 for a vote, and the host crashed
     # comparing the sealed seed with a seq.)
-    keys = helpers._keys_in_seat_order(4)
+    keys = keys_in_seat_order(4)
     keys[0], keys[1] = keys[1], keys[0]
     rules = Rules(seats=2, partnerships=True, nerts_size=1)
     seeds = [seed_showing(rules, [], nerts_top="AS", label=f"share/{i}") for i in range(4)]
-    with patch.object(helpers, "_keys_in_seat_order", return_value=keys):
-        table = ManualTable(rules, seeds)
+    table = ManualTable(rules, seeds, keys=keys)
     host, partner = table.players[:2]
     table.start_round()
     table.settle(0.5)

@@ -42,8 +42,9 @@ from protocol.messages import Op
 from protocol.sync import BROADCAST
 
 CONTACTS_INTERVAL = 1.0
-#: Contacts that changed are told again at once, but not more often than this (a member
-#: whose address flaps must not make us tell the table at every tick).
+#: Contacts whose addresses changed are told again soon, but not more often than this (a
+#: member whose address flaps must not make us tell the table at every tick). A member we
+#: never told of is told at once: admission bounds how many there can be.
 CONTACTS_SOONEST = 0.1
 #: Datagrams taken from the socket in one turn of the receive loop (`UdpTransport.receive_now`).
 RECEIVE_BURST = 64
@@ -176,8 +177,13 @@ class TableNode:
         )
         self._persisted_seeds = set(self.replica.my_secrets)
         self._clock_lease = 0
-        #: The contacts we told the table last (`_send_contacts`).
+        #: The contacts we told the table last (`_send_contacts`), and every member we ever
+        #: told of (a new one is told at once, `_tell_contacts`).
         self._told: list[tuple[bytes, Address]] | None = None
+        self._ever_told: set[bytes] = set()
+        #: (members, peers) counts when contacts were last looked at after a datagram: a
+        #: cheap sign that a member or an address may have appeared.
+        self._contacts_looked: tuple[int, int] = (0, 0)
         self._contacts_sent = -CONTACTS_SOONEST
         self._next_contacts = 0.0
         self.cancel_scope: trio.CancelScope | None = None
@@ -262,6 +268,14 @@ class TableNode:
                 self._check_version(datagram, source)
             self.replica.receive(datagram, source, now)
         self._flush()
+        sync = self.replica.sync
+        counts = (len(sync.members), len(sync.peers))
+        if counts != self._contacts_looked:
+            # A joiner was admitted, or we heard a member's address for the first time: tell
+            # the table in this same step (after what the replica sent), not at the timer's
+            # next look.
+            self._contacts_looked = counts
+            self._tell_contacts(now)
         self._news.unpark_all()
 
     async def wait_news(self) -> None:
@@ -280,11 +294,7 @@ class TableNode:
                 and self.bootstrap is not None
             ):
                 self.replica.request_table(self.table_host, self.bootstrap, now)
-            entries = self._contact_entries()
-            if now >= self._next_contacts or (
-                entries != self._told and now >= self._contacts_sent + CONTACTS_SOONEST
-            ):
-                self._send_contacts(now, entries)
+            self._tell_contacts(now)
             self._flush()
             await trio.sleep(interval / 3)
 
@@ -414,16 +424,30 @@ class TableNode:
             if isinstance(source, tuple) and author in sync.members
         ]
 
+    def _tell_contacts(self, now: float) -> None:
+        """CONTACTS once a second; at once when a member we never told of has an address
+        here; and soon (`CONTACTS_SOONEST`) when an address changed.
+
+        Until the others know a new member's address, its ops reach them only through
+        anti-entropy (a heartbeat later), and theirs reach it the same way: a round started
+        right after the last JOIN had its first moves fold 20-60 ms late at every peer while
+        the last joiner's MIX went round that way (the rate limit then held the news back
+        up to 0.1 s behind the previous joiner's)."""
+        entries = self._contact_entries()
+        changed = entries != self._told and (
+            any(author not in self._ever_told for author, _ in entries)
+            or now >= self._contacts_sent + CONTACTS_SOONEST
+        )
+        if changed or now >= self._next_contacts:
+            self._send_contacts(now, entries)
+
     def _send_contacts(self, now: float, entries: list[tuple[bytes, Address]]) -> None:
-        # Told again as soon as what we would tell changes (a joiner becomes a member, a peer
-        # comes back on another port), not only once a second: until the others know a new
-        # member's address, its ops reach them only through anti-entropy (a heartbeat
-        # later), which made the first moves of a round reach some peers ~80 ms late.
         sync = self.replica.sync
         self._next_contacts = now + CONTACTS_INTERVAL
         if not entries or not self.replica.is_member:
             return  # nothing told: told as soon as there is something and we may
         self._told, self._contacts_sent = entries, now
+        self._ever_told.update(author for author, _ in entries)
         datagrams = encode_contacts(sync.key, sync.table, entries)
         for address in self.addresses():
             for datagram in datagrams:

@@ -73,6 +73,39 @@ async def test_contacts_from_a_stranger_are_refused_and_counted(
     assert ("10.9.9.9", 9) not in host.addresses()
 
 
+async def test_joiners_admitted_together_know_each_other_at_once(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """The host tells the table a new member's address in the step that admits it, even
+    right after telling it of the joiner before. Until the others know it, a member's ops
+    reach them only by anti-entropy, a heartbeat later: a round started right after the
+    last JOIN had its first moves fold tens of milliseconds late at every peer."""
+    table = MemoryTable(MemoryNetwork(), Rules(seats=4, nerts_size=7))
+    host = table.open()
+    joiners = [table.join(name) for name in ("ann", "bob", "cid")]
+    members = host.replica.sync.members
+    async with trio.open_nursery() as nursery:
+        for i, node in enumerate(table.nodes):
+            await nursery.start(node.run)
+            nursery.start_soon(table.collect, i)
+        for pilot in table.pilots:
+            nursery.start_soon(pilot.run)
+        while not all(j.replica.me in members for j in joiners):
+            await trio.sleep(0.0005)
+        admitted = trio.current_time()
+        while not all(
+            other.address in joiner.addresses()
+            for joiner in joiners
+            for other in joiners
+            if other is not joiner
+        ):
+            await trio.sleep(0.0005)
+        introduced = trio.current_time() - admitted
+        nursery.cancel_scope.cancel()
+    # three hops at most: the host's CONTACTS, then a datagram of the newcomer's (1 ms each)
+    assert introduced < 0.01, f"the joiners learnt each other's addresses {introduced:.3f} s late"
+
+
 def _records(table: MemoryTable, index: int) -> list[dict[str, object]]:
     node = table.nodes[index]
     return [network_round_record(node.replica.rounds[f.round], f) for f in table.finals(index)]

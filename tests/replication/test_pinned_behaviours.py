@@ -42,6 +42,7 @@ from tests.replication.table_helpers import (
     partners_after_their_share,
     rounds_after,
     seed_showing,
+    signed_move,
 )
 from tools.gen_vectors import KEYS, TABLE, play_history
 
@@ -745,3 +746,38 @@ def test_a_move_made_before_a_cheaters_nonce_counts_once_the_cheater_is_expelled
     host_round = host.current_round
     assert host_round is not None
     assert next(s for s in host_round.steps if s.op == early_move).applied
+
+
+# --- stability once nobody who plays the round is left -------------------------------------
+
+
+def test_a_round_whose_every_player_is_expelled_after_the_call_still_ends_for_a_watcher() -> None:
+    # Both players equivocate right after the Nerts call: neither can reveal its deal any
+    # more (its later ops do not count), and nobody is left whose horizon could hold the
+    # round's end back. A spectator must still see the round end, every seat a cheater,
+    # or its table waits for ever. (Found by `tools.mutate`, seed 19: `stable_bound` with
+    # nobody live gave a bound of 1, not "everything".)
+    rules = Rules(seats=2, nerts_size=1)
+    seeds = [
+        seed_showing(rules, [], nerts_top="AS", label="all-expelled/caller"),
+        seed_showing(rules, [], label="all-expelled/other"),
+    ]
+    table = ManualTable(rules, seeds, spectators=1)
+    table.start_round()
+    table.settle(0.3)
+    call_nerts(table, settle=None)
+    table.deliver_all()  # the call is everywhere; nobody has revealed yet
+    watcher = table.players[2]
+    for cheat in table.players[:2]:
+        base = max(r.sync.clock.value for r in table.players) + 1
+        last = cheat.sync.logs[cheat.me][-1]
+        for lamport in (base, base + 7):
+            watcher.receive(signed_move(cheat, 0, last.hash, lamport), "prover", table.now)
+    table.collect()
+    assert {e.author for e in table.events[2] if isinstance(e, PeerExpelled)} == {
+        p.me for p in table.players[:2]
+    }
+    table.settle(3.0)
+    finals = [e for e in table.events[2] if isinstance(e, RoundFinal)]
+    assert [f.round for f in finals] == [1], "the round never ended for the spectator"
+    assert finals[0].cheaters == frozenset({0, 1})

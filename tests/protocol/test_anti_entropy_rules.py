@@ -193,6 +193,36 @@ def test_a_heartbeat_that_arrives_before_the_ops_it_counts_raises_the_horizon_on
     assert rnd.log.stable_count() == len(rnd.log.ops)
 
 
+def test_a_heartbeat_that_counts_two_missing_ops_waits_for_both_before_raising_the_horizon() -> None:
+    # The first player's heartbeat counts two moves the second player lacks; the first of
+    # them arrives. Until the other does, the first player's horizon is only that move's
+    # time: a move of the second player's stamped after both may not become stable, for
+    # the missing one sorts before it. (Found by `tools.mutate`, seed 19: the heartbeat
+    # applied on the first delivery made that move stable with a gap before it.)
+    table = _table()
+    first, second = table.players
+    for _ in range(6):
+        second.sync.clock.tick()
+    (late,) = _turn(second, 1)
+    one, two = _turn(first, 2)
+    first.receive(late, 1, table.now)
+    first.events()
+    beat = _heartbeat(first, table.now + 1.0)
+    second.receive(beat, 0, table.now + 1.0)
+    second.receive(one, 0, table.now + 1.0)
+    second.tick(table.now + 1.1)
+    second.outgoing()
+    rnd = second.current_round
+    assert rnd is not None
+    late_op = op_of(late, second.sync.table)
+    assert late_op.hash in {op.hash for op in rnd.log.ops}
+    stable = {op.hash for op in list(rnd.log)[: rnd.log.stable_count()]}
+    assert late_op.hash not in stable, "stable with a move of the first player still missing"
+    second.receive(two, 0, table.now + 1.2)
+    second.tick(table.now + 1.3)
+    assert rnd.log.stable_count() == len(rnd.log.ops)
+
+
 def _leaves(member: TableReplica, host: bytes, count: int) -> list[bytes]:
     """`count` LEAVE ops of `member` after its JOIN, chained; the first is stamped at its
     JOIN's Lamport time (backdated: rejected for good), the others later."""

@@ -21,11 +21,13 @@ from protocol.messages import (
     PLAYER,
     SPECTATOR,
     Answer,
+    Batch,
     Challenge,
     Kind,
     Verdict,
     answer_body,
     decode,
+    decode_op,
     hello_body,
     op_body,
 )
@@ -122,8 +124,17 @@ def test_a_stranger_at_a_private_table_learns_the_open_and_nothing_else() -> Non
     replica = lan.replicas[stranger]
     # It asks for Alice's JOIN (a first op, which a public table gives anyone).
     replica.sync.request(0, [(lan.replicas[alice].me, 1, 1), (lan.host.me, 1, 5)], lan.now)
+    sent_before = len(lan.wire)
     lan.flush()
     assert replica.sync.vector() == ((lan.host.me, 1),)
+    # Nor was it sent anything more: Alice's JOIN (her name and key) never left the host
+    # for it (the stranger's own checks would not have shown a leak, seed 19).
+    answers = [_decoded(d, lan.table) for frm, to, d in lan.wire[sent_before:] if to == stranger]
+    served = [op for batch in answers if isinstance(batch, Batch) for op in batch.ops]
+    assert served, "the host did not answer at all"
+    assert [decode_op(body, signature, table=lan.table).kind for body, signature in served] == [
+        Kind.OPEN
+    ]
 
 
 # --- replayed answers -----------------------------------------------------------------------

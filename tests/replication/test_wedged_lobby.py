@@ -19,9 +19,9 @@ from nerts_p2p.table.replica import (
 )
 from protocol.envelope import seal
 from protocol.errors import DropReason, LocalProtocolError, RemoteProtocolError
-from protocol.messages import Kind, op_body
+from protocol.messages import PLAYER, Kind, op_body
 
-from .table_helpers import ManualTable, seed_showing
+from .table_helpers import ManualTable, fixed_randomness, keys_in_seat_order, seed_showing
 
 # READY's mix commitment and escrow (PROTOCOL.md 6, 8.2): not what this test is about.
 ESCROW_FIELDS = [bytes(32), bytes(104)]
@@ -160,3 +160,45 @@ def test_a_start_its_own_sync_refuses_is_said_in_plain_words_and_the_round_stays
     table.deliver_all()
     assert other.current_round is not None
     assert other.current_round.number == 1
+
+
+def test_a_spectator_or_a_joiner_before_the_open_cannot_say_ready_and_is_told_why() -> None:
+    # A spectator's window, or a script's READY sent before the table's OPEN arrived: no
+    # READY is signed (a spectator's would be refused by every peer, and with no rules
+    # there is no deal to commit to), and the reason is in words. (Seed 19: with the
+    # refusal deleted, no test asked.)
+    rules = Rules(seats=2)
+    table = ManualTable(
+        rules, [seed_showing(rules, [], label=f"watch{i}") for i in range(2)], spectators=1
+    )
+    spectator = table.players[2]
+    seq = spectator.sync.delivered(spectator.me)
+    with pytest.raises(NertsError, match="only a player at an open table can be ready"):
+        spectator.ready()
+    assert spectator.sync.delivered(spectator.me) == seq
+    assert spectator.outgoing() == []
+    early = TableReplica.joining(
+        keys_in_seat_order(4)[3],
+        table.players[0].sync.table,
+        name="early",
+        role=PLAYER,
+        randomness=fixed_randomness(bytes(32), "early"),
+    )
+    with pytest.raises(NertsError, match="only a player at an open table can be ready"):
+        early.ready()
+    assert early.outgoing() == []
+
+
+def test_a_partnership_table_with_one_pair_ready_does_not_start_and_says_four_are_needed() -> None:
+    # Two ready players fill one partnership: one seat is no round. The host hears how many
+    # it needs and nothing is signed. (Seed 19: the count's 2 * per_seat made 2 // per_seat
+    # still refused, but in the words of another check.)
+    rules = Rules(seats=2, partnerships=True)
+    table = ManualTable(rules, [seed_showing(rules, [], label=f"pair{i}") for i in range(2)])
+    table.ready_all()
+    host = table.players[0]
+    seq = host.sync.delivered(host.me)
+    with pytest.raises(NertsError, match="a round needs at least 4 ready players"):
+        host.start()
+    assert host.sync.delivered(host.me) == seq
+    assert host.outgoing() == []

@@ -121,6 +121,30 @@ def test_a_joiner_whose_admission_is_already_here_joins_at_once() -> None:
     assert joined.kind == Kind.JOIN
 
 
+def test_a_joiner_admitted_while_it_may_not_sign_joins_at_the_tick_that_frees_it() -> None:
+    # It restarted without its log (a quiet restart: it may sign nothing for a while,
+    # PROTOCOL.md 14) and its ADMIT is here. The JOIN is signed by the tick that ends the
+    # wait, not whenever some datagram happens to come next. (Seed 19: with the tick's
+    # look at the admission deleted, only a later datagram brought the JOIN.)
+    host = _host()
+    joiner = _joiner(host)
+    joiner.sync.quarantine(hold=1.0)
+    _at_the_door(host, joiner)
+    joiner.join()
+    host.tick(0.1)
+    for _ in range(3):
+        _exchange(host, joiner, 0.1, lose_hellos=False)
+    assert joiner.me in joiner.sync.admits, "the host's ADMIT is here"
+    assert not joiner.can_author
+    assert joiner.sync.delivered(joiner.me) == 0, "no JOIN while it may not sign"
+    now = 0.1
+    while not joiner.can_author:
+        now += 0.05
+        assert now < 3.0, "the quiet restart never ended"
+        joiner.tick(now)  # and nothing reaches it meanwhile
+    assert [op.kind for op in joiner.sync.logs.get(joiner.me, [])] == [Kind.JOIN]
+
+
 def test_a_new_tables_first_heartbeat_carries_its_state_hash() -> None:
     # A table nobody has joined yet can already be compared: its first heartbeat says what
     # its host folded, like every later one.

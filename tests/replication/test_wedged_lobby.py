@@ -139,6 +139,27 @@ def test_a_start_our_own_broken_secret_cannot_deal_is_reported_not_a_crash(
     assert "round cannot start: seat 1's seed does not deal the cards it shows" in reports
 
 
+def test_a_player_holding_its_readys_own_secrets_starts_without_opening_its_escrow(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The seed, salt and nonce in memory are those the START's READY committed to: the
+    # escrow (a restart's way back to them) is not needed, so even an unreadable one is
+    # no trouble and nothing is reported. (Seed 19: comparing the commitments with the
+    # wrong READY fields opened the escrow every round, and reported it damaged here.)
+    table = _ready_pair("kept/")
+
+    def unreadable(key: object, sealed: bytes) -> tuple[bytes, bytes, bytes]:
+        raise RemoteProtocolError(DropReason.SCHEMA, "the escrow is damaged")
+
+    monkeypatch.setattr(round_start, "open_escrow", unreadable)
+    table.players[0].start()
+    table.collect()
+    table.deliver_all()
+    for i, player in enumerate(table.players):
+        assert player.current_round is not None
+        assert [e for e in table.events[i] if isinstance(e, ProtocolViolation)] == []
+
+
 def test_a_start_its_own_sync_refuses_is_said_in_plain_words_and_the_round_stays_free() -> None:
     # The round can be dealt, but the host's sync will not sign: here the host has just
     # restarted and is not caught up with the table yet (PROTOCOL.md 14). The host hears

@@ -169,20 +169,26 @@ def test_one_answer_shared_by_three_authors_holds_at_most_64_ops() -> None:
     assert sent == 64  # 21 or 22 of each author: the budget, shared round robin, not 65
 
 
-def test_a_heartbeat_that_arrives_before_the_ops_it_counts_raises_the_horizon_on_delivery() -> None:
+def _beat_ahead_of_moves(moves: int) -> tuple[ManualTable, bytes, list[bytes]]:
+    """Two players. The second moves once, stamped later than the `moves` moves the first
+    then makes; the first holds that move, and its heartbeat (stamped after them all)
+    reaches the second player before any of the first player's moves: (the table, the
+    second player's move, the first player's moves, none delivered yet)."""
     table = _table()
     first, second = table.players
-    # The second player moves, stamped later than the first player's coming move.
-    for _ in range(3):
+    for _ in range(3 * moves):
         second.sync.clock.tick()
     (late,) = _turn(second, 1)
-    (early,) = _turn(first, 1)
+    early = _turn(first, moves)
     first.receive(late, 1, table.now)
     first.events()
-    # The first player's heartbeat (stamped after both moves) reaches the second player
-    # before the first player's own move does.
-    beat = _heartbeat(first, table.now + 1.0)
-    second.receive(beat, 0, table.now + 1.0)
+    second.receive(_heartbeat(first, table.now + 1.0), 0, table.now + 1.0)
+    return table, late, early
+
+
+def test_a_heartbeat_that_arrives_before_the_ops_it_counts_raises_the_horizon_on_delivery() -> None:
+    table, _, (early,) = _beat_ahead_of_moves(1)
+    second = table.players[1]
     second.receive(early, 0, table.now + 1.0)
     second.tick(table.now + 1.1)
     second.outgoing()
@@ -193,22 +199,14 @@ def test_a_heartbeat_that_arrives_before_the_ops_it_counts_raises_the_horizon_on
     assert rnd.log.stable_count() == len(rnd.log.ops)
 
 
-def test_a_heartbeat_that_counts_two_missing_ops_waits_for_both_before_raising_the_horizon() -> None:
+def test_a_heartbeat_counting_two_missing_ops_waits_for_both_to_raise_the_horizon() -> None:
     # The first player's heartbeat counts two moves the second player lacks; the first of
     # them arrives. Until the other does, the first player's horizon is only that move's
     # time: a move of the second player's stamped after both may not become stable, for
     # the missing one sorts before it. (Found by `tools.mutate`, seed 19: the heartbeat
     # applied on the first delivery made that move stable with a gap before it.)
-    table = _table()
-    first, second = table.players
-    for _ in range(6):
-        second.sync.clock.tick()
-    (late,) = _turn(second, 1)
-    one, two = _turn(first, 2)
-    first.receive(late, 1, table.now)
-    first.events()
-    beat = _heartbeat(first, table.now + 1.0)
-    second.receive(beat, 0, table.now + 1.0)
+    table, late, (one, two) = _beat_ahead_of_moves(2)
+    second = table.players[1]
     second.receive(one, 0, table.now + 1.0)
     second.tick(table.now + 1.1)
     second.outgoing()

@@ -258,17 +258,20 @@ def own_promise_returns(player: TableReplica, lamport: int, now: float) -> None:
     player.receive(seal(sync.key, promise), "relay", now)
 
 
-def one_card_nerts_table(label: str = "", *, settle: float = 0.3) -> ManualTable:
+def one_card_nerts_table(
+    label: str = "", *, settle: float = 0.3, spectators: int = 0
+) -> ManualTable:
     """Two seats, Nerts piles of one card; seat 0's is the ace of spades: it can call at once.
     The round is started, then the table runs `settle` seconds (0.3: every mix nonce is
-    in, so moves count; 0: nothing but the START is delivered)."""
+    in, so moves count; 0: nothing but the START is delivered). `spectators` watch it
+    (players 2 and up)."""
     prefix = f"{label}/" if label else ""
     rules = Rules(seats=2, nerts_size=1)
     seeds = [
         seed_showing(rules, [], nerts_top="AS", label=f"{prefix}caller"),
         seed_showing(rules, [], label=f"{prefix}other"),
     ]
-    table = ManualTable(rules, seeds)
+    table = ManualTable(rules, seeds, spectators=spectators)
     table.start_round()
     if settle:
         table.settle(settle)

@@ -757,14 +757,7 @@ def test_a_round_whose_every_player_is_expelled_after_the_call_still_ends_for_a_
     # round's end back. A spectator must still see the round end, every seat a cheater,
     # or its table waits for ever. (Found by `tools.mutate`, seed 19: `stable_bound` with
     # nobody live gave a bound of 1, not "everything".)
-    rules = Rules(seats=2, nerts_size=1)
-    seeds = [
-        seed_showing(rules, [], nerts_top="AS", label="all-expelled/caller"),
-        seed_showing(rules, [], label="all-expelled/other"),
-    ]
-    table = ManualTable(rules, seeds, spectators=1)
-    table.start_round()
-    table.settle(0.3)
+    table = one_card_nerts_table("all-expelled", spectators=1)
     call_nerts(table, settle=None)
     table.deliver_all()  # the call is everywhere; nobody has revealed yet
     watcher = table.players[2]

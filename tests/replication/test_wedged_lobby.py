@@ -6,6 +6,8 @@ with "round cannot start", and START for that round could never be sent again.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from nerts_p2p.game.errors import NertsError
@@ -80,6 +82,16 @@ def _ready_pair(label: str) -> ManualTable:
     return table
 
 
+def _refused_unsigned(replica: TableReplica, action: Callable[[], object], words: str) -> None:
+    """`action` is refused with a NertsError in `words`, and `replica` signed and sent
+    nothing."""
+    seq = replica.sync.delivered(replica.me)
+    with pytest.raises(NertsError, match=words):
+        action()
+    assert replica.sync.delivered(replica.me) == seq
+    assert replica.outgoing() == []
+
+
 def _break_secret(player: TableReplica, monkeypatch: pytest.MonkeyPatch) -> tuple[bytes, bytes]:
     """`player`'s seed for round 1 made wrong, and every escrow unreadable: it cannot get
     the real one back. Returns the real (seed, salt)."""
@@ -102,11 +114,7 @@ def test_wedged_lobby_a_start_that_fails_locally_is_never_sent_and_the_round_can
     # which would give it back, cannot be opened (a corrupt store, a bug): the round
     # cannot start here, so nothing is signed.
     real = _break_secret(host, monkeypatch)
-    seq = host.sync.delivered(host.me)
-    with pytest.raises(NertsError, match="does not deal the cards it shows"):
-        host.start()
-    assert host.sync.delivered(host.me) == seq
-    assert host.outgoing() == []
+    _refused_unsigned(host, host.start, "does not deal the cards it shows")
     # Fixed, the same round number starts everywhere.
     monkeypatch.undo()
     host.my_secrets[1] = real
@@ -168,12 +176,8 @@ def test_a_start_its_own_sync_refuses_is_said_in_plain_words_and_the_round_stays
     # unbound op.)
     table = _ready_pair("refused")
     host, other = table.players
-    seq = host.sync.delivered(host.me)
     host.sync.resume()
-    with pytest.raises(NertsError, match=r"round 1 cannot start: .*restart"):
-        host.start()
-    assert host.sync.delivered(host.me) == seq
-    assert host.outgoing() == []
+    _refused_unsigned(host, host.start, r"round 1 cannot start: .*restart")
     table.settle(2.0)  # it hears the table hold its chain: caught up
     assert host.sync.resuming is None
     assert host.start().epoch == 1
@@ -193,11 +197,7 @@ def test_a_spectator_or_a_joiner_before_the_open_cannot_say_ready_and_is_told_wh
         rules, [seed_showing(rules, [], label=f"watch{i}") for i in range(2)], spectators=1
     )
     spectator = table.players[2]
-    seq = spectator.sync.delivered(spectator.me)
-    with pytest.raises(NertsError, match="only a player at an open table can be ready"):
-        spectator.ready()
-    assert spectator.sync.delivered(spectator.me) == seq
-    assert spectator.outgoing() == []
+    _refused_unsigned(spectator, spectator.ready, "only a player at an open table can be ready")
     early = TableReplica.joining(
         keys_in_seat_order(4)[3],
         table.players[0].sync.table,
@@ -205,9 +205,7 @@ def test_a_spectator_or_a_joiner_before_the_open_cannot_say_ready_and_is_told_wh
         role=PLAYER,
         randomness=fixed_randomness(bytes(32), "early"),
     )
-    with pytest.raises(NertsError, match="only a player at an open table can be ready"):
-        early.ready()
-    assert early.outgoing() == []
+    _refused_unsigned(early, early.ready, "only a player at an open table can be ready")
 
 
 def test_a_partnership_table_with_one_pair_ready_does_not_start_and_says_four_are_needed() -> None:
@@ -218,8 +216,4 @@ def test_a_partnership_table_with_one_pair_ready_does_not_start_and_says_four_ar
     table = ManualTable(rules, [seed_showing(rules, [], label=f"pair{i}") for i in range(2)])
     table.ready_all()
     host = table.players[0]
-    seq = host.sync.delivered(host.me)
-    with pytest.raises(NertsError, match="a round needs at least 4 ready players"):
-        host.start()
-    assert host.sync.delivered(host.me) == seq
-    assert host.outgoing() == []
+    _refused_unsigned(host, host.start, "a round needs at least 4 ready players")

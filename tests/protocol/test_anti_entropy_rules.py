@@ -11,7 +11,7 @@ from collections.abc import Hashable
 
 from nerts_p2p.game.moves import Move
 from nerts_p2p.game.rules import Rules
-from nerts_p2p.table.replica import TableReplica
+from nerts_p2p.table.replica import ReplicatedRound, TableReplica
 from protocol.codec import pack
 from protocol.envelope import PROTOCOL_VERSION, seal
 from protocol.errors import DropReason
@@ -186,14 +186,19 @@ def _beat_ahead_of_moves(moves: int) -> tuple[ManualTable, bytes, list[bytes]]:
     return table, late, early
 
 
+def _round_once_taken(player: TableReplica, datagram: bytes, now: float) -> ReplicatedRound:
+    """`player` takes the first player's `datagram` and ticks: its current round."""
+    player.receive(datagram, 0, now)
+    player.tick(now + 0.1)
+    player.outgoing()
+    rnd = player.current_round
+    assert rnd is not None
+    return rnd
+
+
 def test_a_heartbeat_that_arrives_before_the_ops_it_counts_raises_the_horizon_on_delivery() -> None:
     table, _, (early,) = _beat_ahead_of_moves(1)
-    second = table.players[1]
-    second.receive(early, 0, table.now + 1.0)
-    second.tick(table.now + 1.1)
-    second.outgoing()
-    rnd = second.current_round
-    assert rnd is not None
+    rnd = _round_once_taken(table.players[1], early, table.now + 1.0)
     # Both moves are stable on the second player: the first player's heartbeat, held until
     # its move arrived, promises that nothing of its own can sort before them.
     assert rnd.log.stable_count() == len(rnd.log.ops)
@@ -206,18 +211,12 @@ def test_a_heartbeat_counting_two_missing_ops_waits_for_both_to_raise_the_horizo
     # the missing one sorts before it. (Found by `tools.mutate`, seed 19: the heartbeat
     # applied on the first delivery made that move stable with a gap before it.)
     table, late, (one, two) = _beat_ahead_of_moves(2)
-    second = table.players[1]
-    second.receive(one, 0, table.now + 1.0)
-    second.tick(table.now + 1.1)
-    second.outgoing()
-    rnd = second.current_round
-    assert rnd is not None
-    late_op = op_of(late, second.sync.table)
+    rnd = _round_once_taken(table.players[1], one, table.now + 1.0)
+    late_op = op_of(late, table.players[1].sync.table)
     assert late_op.hash in {op.hash for op in rnd.log.ops}
     stable = {op.hash for op in list(rnd.log)[: rnd.log.stable_count()]}
     assert late_op.hash not in stable, "stable with a move of the first player still missing"
-    second.receive(two, 0, table.now + 1.2)
-    second.tick(table.now + 1.3)
+    _round_once_taken(table.players[1], two, table.now + 1.2)
     assert rnd.log.stable_count() == len(rnd.log.ops)
 
 

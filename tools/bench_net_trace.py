@@ -6,7 +6,8 @@ player process traced stage by stage.
 
 `--realtime` runs the players (and the floor's receiver) at real-time priority (as root):
 the other work on a busy host out of the way. `--stages` times the parts of a receive and of
-our own play; `--untraced` gives only the benchmark's own figures for each round.
+our own play; `--untraced` gives only the benchmark's own figures for each round, with its
+six slowest folds and when in the round they came.
 
 Not part of `bench net` itself: tracing costs a little (a receive with the kernel's arrival
 time, a trio instrument, a note around each piece of work), so the benchmark's own figures are
@@ -147,8 +148,17 @@ def untraced(seed: int, realtime: bool) -> dict[str, Any]:
     from signing, both floors and the ratios."""
     results = _run_players(seed, 4, ["--realtime"] if realtime else [])
     signed = {(a, q): signing for r in results for a, q, signing, _ in r["authored"]}
-    latencies = [
-        t - signed[(a, q)] for r in results for a, q, t, _ in r["folded"] if (a, q) in signed
+    folds = [
+        (t - signed[(a, q)], signed[(a, q)]) for r in results for a, q, t, _ in r["folded"]
+        if (a, q) in signed
+    ]  # fmt: skip
+    latencies = [latency for latency, _ in folds]
+    # When in the round the slowest folds came: bunched at its start, they wait for
+    # something the round's first moves need (the tail of 12-02 was the last joiner's
+    # address, PROTOCOL.md N.2); spread over the round, for a CPU.
+    first = min(signed.values())
+    slowest = [
+        [round(latency * 1000, 2), round(at - first, 3)] for latency, at in sorted(folds)[-6:][::-1]
     ]
     floor = statistics.median(_woken_floor(realtime=realtime)) * 1000
     one_process = statistics.median(_floor()) * 1000
@@ -162,6 +172,7 @@ def untraced(seed: int, realtime: bool) -> dict[str, Any]:
         "one-process floor (ms)": round(one_process, 3),
         "p50 / one-process floor (x)": round(p50 / one_process, 2),
         "load average": round(os.getloadavg()[0], 2),
+        "slowest folds (ms, s into the round)": slowest,
     }
 
 

@@ -50,3 +50,21 @@ def test_an_op_waiting_on_a_liars_later_op_is_delivered_the_moment_the_lie_is_pr
     peer.receive(seal(KEYS["alice"], promise), "alice", 1.2)
     assert peer.expelled.get(alice) == last.seq + 1
     assert peer.delivered(host) == had + 1
+
+
+def test_a_heartbeat_naming_none_of_its_senders_ops_is_held_against_its_first_op() -> None:
+    # Alice signs a heartbeat that names none of her own ops, stamped at her first op's
+    # time: it promises that her first op comes later. We hold that op and more, so the
+    # promise is judged at once, against op 1 (not op 2, stamped later, which keeps it):
+    # she is expelled from her first op. (Found by `tools.mutate`, seed 20: a default of 1
+    # for an unnamed author judged the promise against her second op.)
+    peer = observer()
+    alice = IDS["alice"]
+    ops = peer.logs[alice]
+    assert len(ops) >= 2
+    assert ops[1].lamport > ops[0].lamport
+    held = [(author, seq) for author, seq in peer.vector() if author != alice]
+    promise = heartbeat_body(TABLE, alice, ops[0].lamport, sorted(held), b"")
+    peer.receive(seal(KEYS["alice"], promise), "alice", 1.0)
+    assert peer.expelled.get(alice) == 1
+    assert peer.counters[DropReason.BROKEN_PROMISE] == 1

@@ -194,3 +194,32 @@ def test_a_file_missing_one_op_of_a_round_replays_that_round_up_to_the_hole(
     assert reader.sync.delivered(lost.author) == lost.seq - 1
     assert reader.sync.delivered(starter) > round_two.start.seq, "round 2 is replayed"
     assert lost.seq + 1 in reader.sync.pending[lost.author]
+
+
+def test_a_waiting_vote_that_had_not_seen_the_next_start_keeps_it_unconfirmed() -> None:
+    # The third signs a vote of round 1 that names the host's ops only up to before round
+    # 2's START (it had not seen it), and one op of the first player that the file lacks,
+    # so it waits. Once that op came it could void round 2's START: a whole log that holds
+    # it confirms nothing, where the same log without it replays round 2. (Found by
+    # `tools.mutate`, seed 20: with `is None` made `is not None`, every waiting vote of a
+    # known round was passed over, and round 2 was confirmed all the same.)
+    host, first, third = _round_two_between_two_of_three()
+    start = host.sync.epochs[2].start
+    participants = host.sync.epochs[1].participants
+    last = third.sync.logs[third.me][-1]
+    seen = {p: third.sync.delivered(p) for p in participants}
+    seen.update({host.me: start.seq - 1, first.me: seen[first.me] + 1, third.me: last.seq})
+    vote = seal(
+        third.sync.key,
+        op_body(
+            Kind.DEPART, host.sync.table, third.me, last.seq + 1, last.hash, last.lamport + 1,
+            1, [seen[p] for p in participants], [first.me, seen[first.me]],
+        ),
+    )  # fmt: skip
+    for with_vote in (False, True):
+        reader = _fed(f"unseen-start-{with_vote}", host.sync.table, _table_ops(host))
+        if with_vote:
+            reader.receive(vote, "file", 1.0)
+            assert third.me in reader.sync.pending, "the vote waits for its missing dep"
+        reader.sync.close_log()
+        assert reader.sync.start_confirmed(2) is not with_vote

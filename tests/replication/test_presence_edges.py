@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import math
 
+import pytest
+
 from nerts_p2p.game.legal import legal_moves
 from nerts_p2p.game.moves import Move
 from nerts_p2p.game.rules import Rules
+from nerts_p2p.table import deal_secrets
 from nerts_p2p.table.events import PeerExpelled, ProtocolViolation
 from nerts_p2p.table.presence import LAG_WARN, QUIET_GAP, SILENCE_BOUND, AckRequirement, Presence
-from nerts_p2p.table.replica import SeatLagging, TableReplica
+from nerts_p2p.table.replica import ReplicatedRound, SeatLagging, TableReplica
 from protocol.clocks import VersionVector
 from protocol.messages import Heartbeat, Kinds, Op, decode
 from tests.replication.table_helpers import (
@@ -165,3 +168,39 @@ def test_a_participant_unheard_for_exactly_the_quiet_gap_is_in_a_silence() -> No
         presence.note_silences({_OWING: 1.7}, 1.75)
         assert req.silent == silent
         assert req.owed(1.75) == 1.75 - silent
+
+
+def test_the_nonce_bound_runs_from_the_rounds_start_for_a_peer_that_may_not_sign_yet(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The first player has just restarted without its log (a quiet restart: it may sign
+    # nothing for a while) when round 1 begins. The third hears everything and says so,
+    # but never reveals its mix nonce (a modified client). The first player's clock for
+    # that nonce runs from when the round began here, not from when it may sign again:
+    # its vote comes the bound after the START. (Seed 20: with `watch_presence`'s note of
+    # the round's beginning deleted, the round began for it at its first look that could
+    # vote, three seconds on, and so did the bound.)
+    rules = Rules(seats=3)
+    table = ManualTable(rules, [seed_showing(rules, [], label=f"began/{i}") for i in range(3)])
+    table.ready_all()
+    host, first, mute = table.players
+    reveal = deal_secrets.reveal_nonce
+
+    def all_but_the_mute(replica: TableReplica, rnd: ReplicatedRound) -> None:
+        if replica is not mute:
+            reveal(replica, rnd)
+
+    monkeypatch.setattr(deal_secrets, "reveal_nonce", all_but_the_mute)
+    first.sync.quarantine(hold=3.0)
+    host.start()
+    now = tick_together(table.players, table.now, 0.3)
+    assert not first.can_author
+    began = now
+    voted_at = None
+    while voted_at is None and now < began + SILENCE_BOUND + 5.0:
+        now = tick_together(table.players, now, 0.05)
+        if any(op.kind == Kinds.DEPART for op in first.sync.logs[first.me]):
+            voted_at = now
+    assert first.can_author
+    assert voted_at is not None, "the first player never voted against the mute third"
+    assert SILENCE_BOUND - 0.5 <= voted_at - began <= SILENCE_BOUND + 0.5, voted_at - began

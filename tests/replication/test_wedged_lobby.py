@@ -217,3 +217,32 @@ def test_a_partnership_table_with_one_pair_ready_does_not_start_and_says_four_ar
     table.ready_all()
     host = table.players[0]
     _refused_unsigned(host, host.start, "a round needs at least 4 ready players")
+
+
+def test_a_host_that_said_ready_twice_starts_the_round_on_its_latest_ready(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Ready pressed twice: the second READY commits to a fresh deal, and that is the one
+    # the host holds the secret of and its START names. The check before signing uses it
+    # too, so the round starts from the secrets in memory, with no need of an escrow (here
+    # unreadable), and deals the host what its latest READY shows. (Seed 20: checked
+    # against its first READY, the host needed that READY's escrow to start at all.)
+    table = _ready_pair("twice/")
+    host, other = table.players
+
+    def unreadable(key: object, sealed: bytes) -> tuple[bytes, bytes, bytes]:
+        raise RemoteProtocolError(DropReason.SCHEMA, "the escrow is damaged")
+
+    monkeypatch.setattr(round_start, "open_escrow", unreadable)
+    host.ready()
+    table.collect()
+    table.deliver_all()
+    first, latest = host.sync.readies[(1, host.me)]
+    assert first.payload[1] != latest.payload[1], "two READYs, two deals"
+    host.start()
+    table.collect()
+    table.deliver_all()
+    for player in (host, other):
+        rnd = player.current_round
+        assert rnd is not None
+        assert rnd.commitments[host.me] == latest.payload[1]

@@ -14,7 +14,14 @@ from nerts_p2p.game.moves import Move
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.table import deal_secrets
 from nerts_p2p.table.events import PeerExpelled, ProtocolViolation
-from nerts_p2p.table.presence import LAG_WARN, QUIET_GAP, SILENCE_BOUND, AckRequirement, Presence
+from nerts_p2p.table.presence import (
+    ACK_BOUND,
+    LAG_WARN,
+    QUIET_GAP,
+    SILENCE_BOUND,
+    AckRequirement,
+    Presence,
+)
 from nerts_p2p.table.replica import ReplicatedRound, SeatLagging, TableReplica
 from protocol.clocks import VersionVector
 from protocol.messages import Heartbeat, Kinds, Op, decode
@@ -204,3 +211,19 @@ def test_the_nonce_bound_runs_from_the_rounds_start_for_a_peer_that_may_not_sign
     assert first.can_author
     assert voted_at is not None, "the first player never voted against the mute third"
     assert SILENCE_BOUND - 0.5 <= voted_at - began <= SILENCE_BOUND + 0.5, voted_at - began
+
+
+def test_a_participant_that_owed_an_acknowledgment_for_exactly_the_bound_counts_as_silent() -> None:
+    # Heard from all along, and owing what it was asked to acknowledge since 0.0: at
+    # exactly ACK_BOUND it counts as silent (the blind peer), a look sooner it does not.
+    # (Found by `tools.mutate`, seed 20: `>=` made `>` kept every test green.)
+    table = three_at_play("ack-bound")
+    me, owing, other = table.players
+    rnd = me.current_round
+    assert rnd is not None
+    presence = Presence()
+    presence.round_seen(rnd.number, 0.0)
+    presence.required[owing.me] = AckRequirement(0.0, VersionVector({other.me: 99}))
+    for now, silent in ((ACK_BOUND - 0.25, []), (ACK_BOUND, [owing.me])):
+        heard = {owing.me: now, other.me: now}
+        assert presence.silent(rnd.log, heard, me.me, now, playing=True) == silent

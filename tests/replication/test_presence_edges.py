@@ -25,6 +25,7 @@ from nerts_p2p.table.presence import (
 from nerts_p2p.table.replica import ReplicatedRound, SeatLagging, TableReplica
 from protocol.clocks import VersionVector
 from protocol.messages import Heartbeat, Kinds, Op, decode
+from protocol.order import EpochLog
 from tests.replication.table_helpers import (
     ManualTable,
     exchange,
@@ -35,17 +36,23 @@ from tests.replication.table_helpers import (
 )
 
 
-def test_a_participant_silent_for_exactly_the_bound_is_silent() -> None:
-    table = three_at_play("bound")
-    me, quiet, talking = table.players
-    rnd = me.current_round
+def _watched_from_zero(label: str) -> tuple[list[TableReplica], EpochLog, Presence]:
+    """Three at play, and a fresh presence watch of their round that began at 0.0: the
+    players (the first one watches), the round's log, the watch."""
+    table = three_at_play(label)
+    rnd = table.players[0].current_round
     assert rnd is not None
     presence = Presence()
     presence.round_seen(rnd.number, 0.0)
+    return table.players, rnd.log, presence
+
+
+def test_a_participant_silent_for_exactly_the_bound_is_silent() -> None:
+    (me, quiet, talking), log, presence = _watched_from_zero("bound")
     now = 20.0
     heard = {quiet.me: now - SILENCE_BOUND, talking.me: now - SILENCE_BOUND + 0.5}
-    assert presence.silent(rnd.log, heard, me.me, now, playing=True) == [quiet.me]
-    assert presence.silent(rnd.log, heard, me.me, now - 0.25, playing=True) == []
+    assert presence.silent(log, heard, me.me, now, playing=True) == [quiet.me]
+    assert presence.silent(log, heard, me.me, now - 0.25, playing=True) == []
 
 
 def test_a_participant_whose_nonce_never_came_is_silent_exactly_the_bound_after_the_start() -> None:
@@ -217,13 +224,8 @@ def test_a_participant_that_owed_an_acknowledgment_for_exactly_the_bound_counts_
     # Heard from all along, and owing what it was asked to acknowledge since 0.0: at
     # exactly ACK_BOUND it counts as silent (the blind peer), a look sooner it does not.
     # (Found by `tools.mutate`, seed 20: `>=` made `>` kept every test green.)
-    table = three_at_play("ack-bound")
-    me, owing, other = table.players
-    rnd = me.current_round
-    assert rnd is not None
-    presence = Presence()
-    presence.round_seen(rnd.number, 0.0)
+    (me, owing, other), log, presence = _watched_from_zero("ack-bound")
     presence.required[owing.me] = AckRequirement(0.0, VersionVector({other.me: 99}))
     for now, silent in ((ACK_BOUND - 0.25, []), (ACK_BOUND, [owing.me])):
         heard = {owing.me: now, other.me: now}
-        assert presence.silent(rnd.log, heard, me.me, now, playing=True) == silent
+        assert presence.silent(log, heard, me.me, now, playing=True) == silent

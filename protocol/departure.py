@@ -20,6 +20,9 @@ every peer:
   the causal past of a vote, so every peer that holds the votes holds them) and loses the
   rest, as an expelled author does. It no longer holds back stability.
 
+A participant proven to cheat (expelled, PROTOCOL.md 10) needs no agreement: the first
+counted DEPART naming it departs it, so its seat freezes and says stuck there.
+
 Votes are permanent for the round. Departure says nothing about later rounds: a departed
 player who comes back sends READY again and plays the next round.
 """
@@ -97,6 +100,11 @@ def resolve(
         target, held = op.payload
         mine = votes.setdefault(op.author, {})
         mine[target] = max(held, mine.get(target, 0))
+        if target in log.excluded and target not in departed:
+            # Proven to cheat (PROTOCOL.md 10): one vote is enough, there is no suspicion
+            # left to agree on. Its seat then freezes here, at a place in the order that no
+            # peer can have made stable yet, and says stuck (13.2).
+            departed[target] = (max(v[target] for v in votes.values() if target in v), key)
         live = [p for p in log.participants if p not in log.excluded and p not in departed]
         for dropped in sorted(agreed_set(log.participants, live, votes)):
             cut = max(v[dropped] for v in votes.values() if dropped in v)

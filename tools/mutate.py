@@ -105,6 +105,8 @@ REPLICA_TESTS: tuple[str, ...] = (
     # watch's edges.
     "tests/replication/test_departure_cut.py",
     "tests/replication/test_presence_edges.py",
+    # A participant proven to cheat voted out at once, its seat frozen (2026-12-02).
+    "tests/replication/test_expelled_seat.py",
     "tests/replication/test_heir_start_waits.py",
     "tests/replication/test_restart_after_reveal.py",
     "tests/replication/test_start_edges.py",
@@ -201,7 +203,10 @@ SYNC_TABLE_TESTS: dict[str, tuple[str, ...]] = {
     ),
     "lies": ("tests/replication/test_lies_about_time.py",),
     "catch_up": ("tests/replication/test_catch_up.py",),
-    "departures": ("tests/replication/test_departures.py",),
+    "departures": (
+        "tests/replication/test_departures.py",
+        "tests/replication/test_expelled_seat.py",
+    ),
     "start_race": ("tests/replication/test_start_race.py",),
 }
 _SYNC_EXTRA: dict[str, tuple[str, ...]] = {

@@ -44,7 +44,11 @@ def watch_presence(replica: TableReplica, now: float) -> None:
     # Votes only right after a look: the acknowledgments and the signs of life are then of
     # the same moment (a heartbeat heard since would look unacknowledged).
     silent = presence.silent(log, heard, replica.me, now, playing=playing)
-    for target in silent:
+    # A participant proven to cheat is voted out at once (PROTOCOL.md 10): one vote departs
+    # it, and its seat freezes and says stuck; else a round whose other seats are all stuck
+    # could never end (only departed seats said stuck).
+    cheats = [p for p in log.participants if p in log.excluded and p != replica.me]
+    for target in silent + (cheats if playing else []):
         if target in log.departed:
             continue
         if not playing and (

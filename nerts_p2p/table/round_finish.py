@@ -60,6 +60,9 @@ def finish(replica: TableReplica, rnd: ReplicatedRound) -> None:
     cheaters: set[int] = set()
     seeds: list[bytes] = []
     departed = rnd.departed_seats()
+    # A departed seat is taken at its word; one whose dealer was expelled (proven to cheat,
+    # then voted out at once: PROTOCOL.md 10) is judged like any other, and more strictly.
+    excused = frozenset(s for s in departed if rnd.dealer[s] not in rnd.log.excluded)
     for seat in range(rnd.rules.seats):
         author = rnd.dealer[seat]
         reveal = rnd.reveals.get(author)
@@ -69,7 +72,7 @@ def finish(replica: TableReplica, rnd: ReplicatedRound) -> None:
             reveal = None
         seed, salt = reveal.payload if reveal is not None else (bytes(32), bytes(16))
         if deal_commitment(seed, salt) != rnd.commitments[author] and (
-            reveal is not None or seat not in departed
+            reveal is not None or seat not in excused
         ):
             cheaters.add(seat)
         seeds.append(seed)
@@ -83,9 +86,9 @@ def finish(replica: TableReplica, rnd: ReplicatedRound) -> None:
     # revealed: its seat is taken at its word (the audit's redaction), not judged.
     end = rnd.states[-1]
     report = audit_round(rnd.rules, seeds, rnd.start_state, rnd.moves_in_fold_order(), end)
-    if departed:
+    if excused:
         report = AuditReport(
-            tuple(m for m in report.mismatches if m.seat not in departed), report.diverged
+            tuple(m for m in report.mismatches if m.seat not in excused), report.diverged
         )
     cheaters |= report.cheaters
     scores = score_round(end, cheaters=frozenset(cheaters))

@@ -265,7 +265,10 @@ def test_a_peer_expelled_in_the_lobby_stays_out_of_the_next_round() -> None:
         stable = [e for e in table.events[i] if isinstance(e, StableState)]
         assert stable
         assert stable[-1].stable_ops == len(rnd.steps)
-        assert len([s for s in rnd.steps if s.op.kind != Kind.MIX]) == 3  # MIX ops aside
+        # MIX ops and the honest players' votes aside: a participant proven to cheat is
+        # voted out of the round at once (PROTOCOL.md 10), and one vote departs it.
+        assert len([s for s in rnd.steps if s.op.kind not in (Kind.MIX, Kind.DEPART)]) == 3
+        assert rnd.log.departed.keys() == {cheat.me}
         assert stable[-1].state_hash == state_hash(rnd.state)
 
 
@@ -327,8 +330,12 @@ def test_an_equivocated_move_counts_on_no_peer_whichever_version_it_saw() -> Non
         rnd = table.players[i].current_round
         assert rnd is not None
         assert not any(s.applied for s in rnd.steps if s.op.author == cheat.me)
+        # Neither version counts: nothing on its waste, and it says stuck only as a seat
+        # voted out does (proven to cheat, it is voted out at once: PROTOCOL.md 10), not by
+        # its "stuck" twin.
         assert rnd.state.seats[2].waste == ()
-        assert not rnd.state.seats[2].stuck
+        assert rnd.log.departed.keys() == {cheat.me}
+        assert any(2 in s.departed_stuck for s in rnd.steps if s.op.kind == Kind.DEPART)
         hashes.add(state_hash(rnd.state))
     assert len(hashes) == 1
 

@@ -61,7 +61,7 @@ def finish(replica: TableReplica, rnd: ReplicatedRound) -> None:
     seeds: list[bytes] = []
     departed = rnd.departed_seats()
     # A departed seat is taken at its word; one whose dealer was expelled (proven to cheat,
-    # then voted out at once: PROTOCOL.md 10) is judged like any other, and more strictly.
+    # then voted out at once: PROTOCOL.md 10) is not excused: it is judged as any seat is.
     excused = frozenset(s for s in departed if rnd.dealer[s] not in rnd.log.excluded)
     for seat in range(rnd.rules.seats):
         author = rnd.dealer[seat]
@@ -82,8 +82,9 @@ def finish(replica: TableReplica, rnd: ReplicatedRound) -> None:
         if rnd.log.counts_author(author) and not rnd.covers_end(reveal):
             cheaters.add(rnd.seat_of[author])
     # The audit replays the round from the seeds and must reach the fold's end state (in
-    # public knowledge); `report.diverged` says if it did not. A departed dealer never
-    # revealed: its seat is taken at its word (the audit's redaction), not judged.
+    # public knowledge); `report.diverged` says if it did not. A departed dealer (one that
+    # went silent, not an expelled one) never revealed: its seat is taken at its word (the
+    # audit's redaction), not judged.
     end = rnd.states[-1]
     report = audit_round(rnd.rules, seeds, rnd.start_state, rnd.moves_in_fold_order(), end)
     if excused:

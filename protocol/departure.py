@@ -87,6 +87,11 @@ def resolve(
     it names someone other than that round's starter: `sync_membership`)."""
     votes: dict[bytes, dict[bytes, int]] = {}
     departed: dict[bytes, tuple[int, tuple[int, bytes]]] = {}
+
+    def last_seq(target: bytes) -> int:
+        """The largest `held` any counted vote named for `target` (13.2)."""
+        return max(v[target] for v in votes.values() if target in v)
+
     for op, key in zip(log.ops, log.keys, strict=True):
         if op.kind != Kind.DEPART or not log.counts_for_order(op):
             continue
@@ -104,11 +109,10 @@ def resolve(
             # Proven to cheat (PROTOCOL.md 10): one vote is enough, there is no suspicion
             # left to agree on. Its seat then freezes here, at a place in the order that no
             # peer can have made stable yet, and says stuck (13.2).
-            departed[target] = (max(v[target] for v in votes.values() if target in v), key)
+            departed[target] = (last_seq(target), key)
         live = [p for p in log.participants if p not in log.excluded and p not in departed]
         for dropped in sorted(agreed_set(log.participants, live, votes)):
-            cut = max(v[dropped] for v in votes.values() if dropped in v)
-            departed[dropped] = (cut, key)
+            departed[dropped] = (last_seq(dropped), key)
     return departed
 
 

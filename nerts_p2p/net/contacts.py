@@ -100,3 +100,47 @@ def decode_contacts(datagram: bytes, *, table: bytes) -> Contacts:
 
 def verify_contacts(contacts: Contacts, public_key: bytes) -> None:
     verify(public_key, contacts.body, contacts.signature)
+
+
+#: CONTACTS goes out at least this often (seconds).
+CONTACTS_INTERVAL: Final = 1.0
+#: Contacts whose addresses changed are told again soon, but not more often than this (a
+#: member whose address flaps must not make us tell the table at every tick). A member we
+#: never told of is told at once: admission bounds how many there can be.
+CONTACTS_SOONEST: Final = 0.1
+
+ContactEntries = list[tuple[bytes, Address]]
+
+
+@dataclass
+class ContactsSchedule:
+    """When a member tells the table its contacts (PROTOCOL.md N.2): once a second; at once
+    when a member it never named has an address here; soon (`CONTACTS_SOONEST`) when an
+    address changed. Sans-I/O: the node asks `due` and reports what it told with `told`.
+
+    Until the others know a new member's address, its ops reach them only through
+    anti-entropy (a heartbeat later), and theirs reach it the same way: a round started
+    right after the last JOIN had its first moves fold 20-60 ms late at every peer while
+    the last joiner's MIX went round that way (the rate limit then held the news back up
+    to 0.1 s behind the previous joiner's)."""
+
+    last: ContactEntries | None = None  # what we told the table last
+    told_at: float = -CONTACTS_SOONEST
+    next_at: float = 0.0
+
+    def due(self, entries: ContactEntries, now: float) -> bool:
+        if now >= self.next_at:
+            return True
+        if entries == self.last:
+            return False
+        named = {author for author, _ in self.last or ()}
+        return any(a not in named for a, _ in entries) or now >= self.told_at + CONTACTS_SOONEST
+
+    def looked(self, now: float) -> None:
+        """We looked and told nothing (nothing to tell, or not a member yet): the next
+        regular look is a second on."""
+        self.next_at = now + CONTACTS_INTERVAL
+
+    def told(self, entries: ContactEntries, now: float) -> None:
+        self.looked(now)
+        self.last, self.told_at = entries, now

@@ -32,7 +32,13 @@ import trio
 
 from nerts_p2p.game.errors import NertsError, Rejection
 from nerts_p2p.game.moves import Move
-from nerts_p2p.net.contacts import decode_contacts, encode_contacts, is_contacts, verify_contacts
+from nerts_p2p.net.contacts import (
+    ContactsSchedule,
+    decode_contacts,
+    encode_contacts,
+    is_contacts,
+    verify_contacts,
+)
 from nerts_p2p.net.transport import Address, Transport
 from nerts_p2p.table.replica import GameEvent, TableReplica
 from protocol.codec import unpack_bounded
@@ -41,11 +47,6 @@ from protocol.errors import DropReason, ProtocolError, RemoteProtocolError
 from protocol.messages import Op
 from protocol.sync import BROADCAST
 
-CONTACTS_INTERVAL = 1.0
-#: Contacts whose addresses changed are told again soon, but not more often than this (a
-#: member whose address flaps must not make us tell the table at every tick). A member we
-#: never told of is told at once: admission bounds how many there can be.
-CONTACTS_SOONEST = 0.1
 #: Datagrams taken from the socket in one turn of the receive loop (`UdpTransport.receive_now`).
 RECEIVE_BURST = 64
 #: Lamport times per lease written to the store (one fsync per this many clock ticks).
@@ -177,15 +178,10 @@ class TableNode:
         )
         self._persisted_seeds = set(self.replica.my_secrets)
         self._clock_lease = 0
-        #: The contacts we told the table last (`_send_contacts`), and every member we ever
-        #: told of (a new one is told at once, `_tell_contacts`).
-        self._told: list[tuple[bytes, Address]] | None = None
-        self._ever_told: set[bytes] = set()
+        self._contacts = ContactsSchedule()
         #: (members, peers) counts when contacts were last looked at after a datagram: a
         #: cheap sign that a member or an address may have appeared.
         self._contacts_looked: tuple[int, int] = (0, 0)
-        self._contacts_sent = -CONTACTS_SOONEST
-        self._next_contacts = 0.0
         self.cancel_scope: trio.CancelScope | None = None
         # Our own address is this machine (our bots ask from it), not a flood: the host's
         # per-address admission bounds leave it out (PROTOCOL.md 17.4).
@@ -425,30 +421,16 @@ class TableNode:
         ]
 
     def _tell_contacts(self, now: float) -> None:
-        """CONTACTS once a second; at once when a member we never told of has an address
-        here; and soon (`CONTACTS_SOONEST`) when an address changed.
-
-        Until the others know a new member's address, its ops reach them only through
-        anti-entropy (a heartbeat later), and theirs reach it the same way: a round started
-        right after the last JOIN had its first moves fold 20-60 ms late at every peer while
-        the last joiner's MIX went round that way (the rate limit then held the news back
-        up to 0.1 s behind the previous joiner's)."""
+        """CONTACTS to everyone we know, when `ContactsSchedule` says it is due."""
         entries = self._contact_entries()
-        changed = entries != self._told and (
-            any(author not in self._ever_told for author, _ in entries)
-            or now >= self._contacts_sent + CONTACTS_SOONEST
-        )
-        if changed or now >= self._next_contacts:
-            self._send_contacts(now, entries)
-
-    def _send_contacts(self, now: float, entries: list[tuple[bytes, Address]]) -> None:
-        sync = self.replica.sync
-        self._next_contacts = now + CONTACTS_INTERVAL
+        if not self._contacts.due(entries, now):
+            return
         if not entries or not self.replica.is_member:
-            return  # nothing told: told as soon as there is something and we may
-        self._told, self._contacts_sent = entries, now
-        self._ever_told.update(author for author, _ in entries)
-        datagrams = encode_contacts(sync.key, sync.table, entries)
+            self._contacts.looked(now)  # told as soon as there is something and we may
+            return
+        self._contacts.told(entries, now)
+        sync = self.replica.sync
+        datagrams = encode_contacts(sync.key, sync.table, entries)  # signed once for all
         for address in self.addresses():
             for datagram in datagrams:
                 self._queue(datagram, address, urgent=True)

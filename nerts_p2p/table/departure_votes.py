@@ -47,8 +47,10 @@ def watch_presence(replica: TableReplica, now: float) -> None:
     # A participant proven to cheat is voted out at once (PROTOCOL.md 10): one vote departs
     # it, and its seat freezes and says stuck; else a round whose other seats are all stuck
     # could never end (only departed seats said stuck).
-    cheats = [p for p in log.participants if p in log.excluded and p != replica.me]
-    for target in silent + (cheats if playing else []):
+    cheats = (
+        [p for p in log.participants if p in log.excluded and p != replica.me] if playing else []
+    )
+    for target in silent + cheats:
         if target in log.departed:
             continue
         if not playing and (

@@ -111,6 +111,18 @@ def _round_two_between_two_of_three() -> tuple[TableReplica, TableReplica, Table
     return host, first, third
 
 
+def _vote_by_hand(
+    voter: TableReplica, after: Op, deps: list[int], target: bytes, held: int
+) -> bytes:
+    """A round-1 DEPART of `voter` against `target`, signed by hand right after its op
+    `after` with the deps given (the replica would sign only deps it holds)."""
+    body = op_body(
+        Kind.DEPART, voter.sync.table, voter.me, after.seq + 1, after.hash, after.lamport + 1,
+        1, deps, [target, held],
+    )  # fmt: skip
+    return seal(voter.sync.key, body)
+
+
 def test_late_votes_of_the_round_before_confirm_the_next_start_unless_one_is_missing() -> None:
     # Round 1 among three; round 2 between two of them. The third, after round 2's ops
     # reached it, signs two more votes of round 1: they name those ops, so they wait for
@@ -152,13 +164,9 @@ def test_a_malformed_vote_waiting_in_a_file_neither_stops_the_replay_nor_counts(
     host, first, third = _round_two_between_two_of_three()
     vote = third.sync.author(Kind.DEPART, 1, [host.me, third.sync.delivered(host.me)])
     third.outgoing()
-    malformed = seal(
-        third.sync.key,
-        op_body(
-            Kind.DEPART, host.sync.table, third.me, vote.seq + 1, vote.hash, vote.lamport + 1,
-            1, list(vote.round_deps)[:-1], [first.me, third.sync.delivered(first.me)],
-        ),
-    )  # fmt: skip
+    malformed = _vote_by_hand(
+        third, vote, list(vote.round_deps)[:-1], first.me, third.sync.delivered(first.me)
+    )
     reader = _fed("malformed-vote", host.sync.table, [*_table_ops(host), vote])
     reader.receive(malformed, "file", 1.0)
     assert third.me in reader.sync.pending, "both votes wait for round 2's ops"
@@ -209,13 +217,7 @@ def test_a_waiting_vote_that_had_not_seen_the_next_start_keeps_it_unconfirmed() 
     last = third.sync.logs[third.me][-1]
     seen = {p: third.sync.delivered(p) for p in participants}
     seen.update({host.me: start.seq - 1, first.me: seen[first.me] + 1, third.me: last.seq})
-    vote = seal(
-        third.sync.key,
-        op_body(
-            Kind.DEPART, host.sync.table, third.me, last.seq + 1, last.hash, last.lamport + 1,
-            1, [seen[p] for p in participants], [first.me, seen[first.me]],
-        ),
-    )  # fmt: skip
+    vote = _vote_by_hand(third, last, [seen[p] for p in participants], first.me, seen[first.me])
     for with_vote in (False, True):
         reader = _fed(f"unseen-start-{with_vote}", host.sync.table, _table_ops(host))
         if with_vote:

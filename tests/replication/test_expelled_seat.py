@@ -8,17 +8,15 @@ import random
 
 from nerts_p2p.game.bots import EXPERT, BotPlayer
 from nerts_p2p.game.errors import Rejection
-from nerts_p2p.game.moves import Move
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.table.replica import RoundFinal
-from protocol.envelope import seal
-from protocol.messages import Kind, Op, op_body
+from protocol.messages import Kind
 
-from .table_helpers import ManualTable, seed_showing
+from .table_helpers import ManualTable, seed_showing, signed_move
 
 
 def test_an_expelled_players_seat_says_stuck_so_the_others_can_still_end_the_round() -> None:
-    # Seat 1 equivocates on its first move and is expelled. Seat 0 plays on, gets stuck
+    # Seat 1 equivocates on its next move and is expelled. Seat 0 plays on, gets stuck
     # with Nerts cards left, and the round must still end (the stock turn, then a
     # stalemate) rather than wait for ever on a seat that can never say stuck. It did wait:
     # only seats voted out for silence said stuck (found 2026-12-02, an expert bot stuck
@@ -30,14 +28,11 @@ def test_an_expelled_players_seat_says_stuck_so_the_others_can_still_end_the_rou
     table.start_round()
     table.settle(0.3)
     honest, cheat, watcher = table.players
-    first = cheat.play(Move(1, "turn"))
-    assert isinstance(first, Op)
-    cheat.outgoing()
-    twin = op_body(first.kind, first.table, first.author, first.seq, first.prev, first.lamport,
-                   first.epoch, list(first.round_deps), "stuck")  # fmt: skip
-    for replica in (honest, watcher):
-        replica.receive(first.datagram(), 1, table.now)
-        replica.receive(seal(cheat.sync.key, twin), 1, table.now)
+    last = cheat.sync.logs[cheat.me][-1]
+    base = max(r.sync.clock.value for r in table.players) + 1
+    for lamport in (base, base + 7):  # two versions of its next move: equivocation
+        for replica in (honest, watcher):
+            replica.receive(signed_move(cheat, 0, last.hash, lamport), 1, table.now)
     table.settle(0.5)
     rnd = honest.current_round
     assert rnd is not None

@@ -97,12 +97,17 @@ def _break_secret(player: TableReplica, monkeypatch: pytest.MonkeyPatch) -> tupl
     the real one back. Returns the real (seed, salt)."""
     real = player.my_secrets[1]
     player.my_secrets[1] = (bytes(32), real[1])
+    _escrows_unreadable(monkeypatch)
+    return real
+
+
+def _escrows_unreadable(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every escrow fails to open (a corrupt store, a bug), as `open_escrow` says it."""
 
     def unreadable(key: object, sealed: bytes) -> tuple[bytes, bytes, bytes]:
         raise RemoteProtocolError(DropReason.SCHEMA, "the escrow is damaged")
 
     monkeypatch.setattr(round_start, "open_escrow", unreadable)
-    return real
 
 
 def test_wedged_lobby_a_start_that_fails_locally_is_never_sent_and_the_round_can_be_retried(
@@ -155,11 +160,7 @@ def test_a_player_holding_its_readys_own_secrets_starts_without_opening_its_escr
     # no trouble and nothing is reported. (Seed 19: comparing the commitments with the
     # wrong READY fields opened the escrow every round, and reported it damaged here.)
     table = _ready_pair("kept/")
-
-    def unreadable(key: object, sealed: bytes) -> tuple[bytes, bytes, bytes]:
-        raise RemoteProtocolError(DropReason.SCHEMA, "the escrow is damaged")
-
-    monkeypatch.setattr(round_start, "open_escrow", unreadable)
+    _escrows_unreadable(monkeypatch)
     table.players[0].start()
     table.collect()
     table.deliver_all()
@@ -229,11 +230,7 @@ def test_a_host_that_said_ready_twice_starts_the_round_on_its_latest_ready(
     # against its first READY, the host needed that READY's escrow to start at all.)
     table = _ready_pair("twice/")
     host, other = table.players
-
-    def unreadable(key: object, sealed: bytes) -> tuple[bytes, bytes, bytes]:
-        raise RemoteProtocolError(DropReason.SCHEMA, "the escrow is damaged")
-
-    monkeypatch.setattr(round_start, "open_escrow", unreadable)
+    _escrows_unreadable(monkeypatch)
     host.ready()
     table.collect()
     table.deliver_all()

@@ -241,10 +241,11 @@ class Tracer(trio.abc.Instrument):
         import protocol.sync_checks as sync_checks
         import protocol.sync_delivery as sync_delivery
         import protocol.sync_heartbeats as sync_heartbeats
-        import protocol.sync_parking as sync_parking
+        import protocol.sync_vouchers as sync_vouchers
 
         sync_module.decode = self.stage("decode", sync_module.decode)  # type: ignore[attr-defined]
-        sync_parking.verify = self.stage("verify", sync_parking.verify)  # type: ignore[attr-defined]
+        sync_vouchers.verify = self.stage("verify", sync_vouchers.verify)  # type: ignore[attr-defined]
+        sync_module.verify = self.stage("verify", sync_module.verify)  # type: ignore[attr-defined]
         sync_delivery.deliver_ready = self.stage("deliver", sync_delivery.deliver_ready)
         sync_heartbeats.on_heartbeat = self.stage("heartbeat", sync_heartbeats.on_heartbeat)
         # our own moves' parts (`author_stages`)

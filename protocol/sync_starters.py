@@ -12,7 +12,7 @@ departures and from the table: who may begin the next round, and is its beginnin
 from __future__ import annotations
 
 from collections.abc import Container, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from . import departure
 from .clocks import VersionVector
@@ -236,21 +236,22 @@ def _may_stay(sync: SyncPeer, p: bytes, ackers: set[bytes], start: Op, previous:
 
 def _votes_up_to(sync: SyncPeer, p: bytes, upto: int, epoch: int) -> list[tuple[bytes, int]] | None:
     """p's DEPART votes of round `epoch` among its ops 1..upto, delivered or waiting here,
-    as (target, held); None if some of those ops have not come. Read from the newest back
-    to p's last op of an earlier round (an author's rounds follow each other in its
-    chain), so a long table costs no more than one round."""
+    as (target, held); None if some of those ops have not come. Every one of those ops is
+    read (PROTOCOL.md 13.3 (a)): a chain may hold a late vote of an older round above a
+    vote of round `epoch`, so the walk cannot stop at p's first op of an earlier round.
+    It runs only while a START is unconfirmed (a confirmed one stays confirmed)."""
     log = sync.logs.get(p) or []
     queue = sync.pending.get(p, {})
-    votes: list[tuple[bytes, int]] = []
-    for seq in range(upto, 0, -1):
-        op = log[seq - 1] if seq <= len(log) else queue.get(seq)
-        if op is None:
-            return None
-        if 0 < op.epoch < epoch:
-            break
-        if op.kind == Kinds.DEPART and op.epoch == epoch:
-            votes.append((op.payload[0], op.payload[1]))
-    return votes
+    held = min(upto, len(log))
+    waiting = [queue.get(seq) for seq in range(held + 1, upto + 1)]
+    if None in waiting:
+        return None
+    ops = [*log[:held], *cast("list[Op]", waiting)]
+    return [
+        (op.payload[0], op.payload[1])
+        for op in ops
+        if op.kind == Kinds.DEPART and op.epoch == epoch
+    ]
 
 
 def vote_counts(sync: SyncPeer, log: EpochLog) -> departure.VoteRule:

@@ -19,7 +19,13 @@ from protocol.messages import Kind, Op
 from tools.mesh import PeerMesh
 from tools.start_cuts import cut_at_next_start
 
-from .table_helpers import ManualTable, call_nerts, keys_in_seat_order, seed_showing
+from .table_helpers import (
+    ManualTable,
+    call_nerts,
+    keys_in_seat_order,
+    seed_showing,
+    seeds_in_turn,
+)
 
 
 def _final_everywhere(mesh: PeerMesh, number: int) -> RoundFinal:
@@ -560,3 +566,42 @@ def test_a_member_who_left_after_voting_out_everyone_who_acknowledged_may_still_
     assert host.sync.members[leaver.me].left
     assert host.sync.start_confirmed(2) is confirmed
     assert host.sync.epochs[1].departed == {}
+
+
+def test_an_unseen_vote_below_a_late_vote_of_an_older_round_still_counts() -> None:
+    # Round 3's START against round 2's votes, as above, two rounds on: the third player
+    # votes the host out of round 2 unseen of round 3's START, then signs a late vote of
+    # round 1 (it counts for nothing there: after its READY for round 2, and not against
+    # that round's starter), then hears the START. A peer confirming the START must read
+    # every op of the third up to its acknowledgment (PROTOCOL.md 13.3 (a)), not stop at its
+    # first op of a round older than round 2: the unseen vote lies below that one. With the
+    # two gone, three of five might still void the START: no confirmation. (From
+    # `tools.mutate`, seed 20: the mutant deleting `_votes_up_to`'s stop at that op
+    # survived. The stop was the bug: this vote was never read, and the START was
+    # confirmed, so an agreement could still void a round its players had acted in.)
+    table = _after_round_one(5)
+    host, second, voter, *gone = table.players
+    rules = Rules(seats=5, nerts_size=1)  # as `_after_round_one` deals
+    host.randomness = seeds_in_turn(
+        [seed_showing(rules, [], nerts_top="AS", label="race5/caller-2")], "race5/host-2"
+    )
+    table.start_round()
+    table.settle(0.3)
+    call_nerts(table, settle=3.0)
+    assert all(r.rounds[2].final is not None for r in table.players)
+    for replica in gone:
+        _cut_off(replica, heartbeats=False)
+    deaf = _cut_off(voter, heartbeats=True)
+    table.ready_all([host, second])
+    start = host.start()
+    table.collect()
+    table.deliver_all()
+    assert start.epoch == 3
+    voter.sync.author(Kind.DEPART, 2, [host.me, voter.sync.delivered(host.me)])
+    assert voter.sync.delivered(host.me) < start.seq
+    late = voter.sync.author(Kind.DEPART, 1, [gone[0].me, voter.sync.delivered(gone[0].me)])
+    _hears_again(table, voter, deaf)
+    assert host.sync.logs[voter.me][late.seq - 1] == late  # the late vote is in its chain
+    assert host.sync.acks[voter.me].seq(host.me) >= start.seq  # it says it holds the START
+    assert host.sync.acks[voter.me].seq(voter.me) >= late.seq
+    assert not host.sync.start_confirmed(3)

@@ -7,8 +7,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 
-from protocol.messages import Kind, Op
-from protocol.order import nonce_mix, tie_coin
+from protocol.messages import Kind, Op, op_body, seal_op
+from protocol.order import EpochLog, nonce_mix, tie_coin
 from protocol.sync import DeparturesChanged, OpDelivered, SyncPeer
 from tests.protocol.test_hostile import IDS, OBSERVER, next_op, observer
 from tools.gen_vectors import KEYS, MIX_NONCES, NONCE, ROUND_RULES, TABLE, TABLE_RULES
@@ -119,3 +119,25 @@ def _tiebreak_as_written(
     return hashlib.sha256(
         b"nerts-p2p/tie" + b"\x00" + nonce_mix_of_op + lamport.to_bytes(8, "big") + key
     ).digest()
+
+
+def test_an_expelled_participant_holds_no_op_back_from_stability() -> None:
+    # Host, Alice and Bob play; Bob is proven to cheat and goes quiet, his horizon left at
+    # 5 while the others' reach 20 and 25. Nobody has voted him out yet, but from his
+    # expulsion on his horizon is left out of the stable bound (PROTOCOL.md 7, 10): the
+    # ops up to 20 are stable at once, not only once a vote departs him. (Found by
+    # `tools.mutate`, seed 21: with the bound's first `not` dropped, a round with an
+    # expelled participant and nobody departed waited on him.)
+    keys = [KEYS[name] for name in ("host", "alice", "bob")]
+    participants = tuple(k.key_id for k in keys)
+    start_payload = [list(participants), [0, 1, 2], []]
+    start = seal_op(
+        keys[0],
+        op_body(Kind.START, TABLE, participants[0], 1, bytes(16), 1, 1, [0, 0, 0], start_payload),
+    )
+    log = EpochLog(1, participants, {k.key_id: k.public_key for k in keys}, b"mix", start)
+    for author, lamport in zip(participants, (20, 25, 5), strict=True):
+        log.hear(author, lamport)
+    assert log.stable_bound() == 5  # Bob holds everything after 5 back while he counts
+    log.exclude(participants[2], 2)
+    assert log.stable_bound() == 20

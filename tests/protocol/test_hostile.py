@@ -683,3 +683,26 @@ def test_resigned_ops_never_raise(
     peer.tick(7.0)
     ask = seal(OBSERVER, request_body(TABLE, OBSERVER.key_id, [(author, 1, 9)]))
     peer.receive(ask, "asker", 8.0)
+
+
+def test_a_start_naming_a_player_who_has_not_said_ready_is_refused() -> None:
+    # Bob sits at the table but has not said READY: a host's START that lists him anyway
+    # (signed by hand; our own host refuses to sign it) is refused by every peer, and no
+    # round begins (PROTOCOL.md 5: each participant MUST have a READY for that round among
+    # the ops the START's deps cover). (Found by `tools.mutate`, seed 21: with that
+    # refusal made to say nothing, the START began a round with Bob in it.)
+    h = History()
+    h.author(
+        "host", Kind.OPEN, 0, [KEYS["host"].public_key, "host", TABLE_RULES, 4, True, NONCE, False]
+    )
+    for name in ("alice", "bob"):
+        h.author("host", Kind.ADMIT, 0, [KEYS[name].public_key, PLAYER])
+        h.author(name, Kind.JOIN, 0, [KEYS[name].public_key, name, PLAYER])
+    h.author("alice", Kind.READY, 0, ready_payload("alice", 1, SHOWN["alice"]))
+    payload = [[IDS["alice"], IDS["bob"]], [0, 1], ROUND_RULES]
+    forced = seal(KEYS["host"], h.body("host", Kind.START, 1, payload))
+    peer = observer(h)
+    peer.receive(forced, "host", 1.0)
+    assert rejected(peer.events()) == [DropReason.SCHEMA]
+    assert peer.epoch(1) is None
+    assert peer.delivered(IDS["host"]) == len([n for n, _ in h.ops if n == "host"])

@@ -43,6 +43,7 @@ from tests.replication.table_helpers import (
     rounds_after,
     seed_showing,
     signed_move,
+    three_at_play,
 )
 from tools.gen_vectors import KEYS, TABLE, play_history
 
@@ -781,3 +782,38 @@ def test_a_round_whose_every_player_is_expelled_after_the_call_still_ends_for_a_
     finals = [e for e in table.events[2] if isinstance(e, RoundFinal)]
     assert [f.round for f in finals] == [1], "the round never ended for the spectator"
     assert finals[0].cheaters == frozenset({0, 1})
+
+
+# --- a LEAVE, folded like every intent ----------------------------------------------------
+
+
+def test_what_a_players_leave_makes_stable_is_announced_by_the_leave_itself() -> None:
+    # The second player holds the third's move and heartbeats from both others past it:
+    # only its own horizon holds the move back from being stable there. Its LEAVE is
+    # stamped after the move, so signing it makes the move stable, and `leave` announces
+    # that at once, as every intent of ours does: the shell reads the events right after
+    # its LEAVE and quits, with no tick to come. (Found by `tools.mutate`, seed 21: with
+    # `leave`'s own fold deleted, the stable state waited for the next tick.)
+    table = three_at_play("leave-stable")
+    leaver, mover = table.players[1], table.players[2]
+    played = mover.current_round
+    assert played is not None
+    move = mover.play(Move(2, "turn" if played.state.seats[2].stock else "recycle"))
+    assert isinstance(move, Op)
+    table.collect()
+    table.deliver_all()
+    table.now += 0.2
+    for replica in (table.players[0], mover):
+        replica.tick(table.now)  # heartbeats past the move; the leaver does not tick
+    table.collect(only=[0, 2])
+    table.deliver_all()
+    rnd = leaver.current_round
+    assert rnd is not None
+    position = next(i for i, op in enumerate(rnd.log.ops) if op.hash == move.hash)
+    assert rnd.log.stable_count() == position, "only the leaver's own horizon holds it"
+    leaver.events()
+    goodbye = leaver.leave()
+    assert goodbye.lamport > move.lamport
+    stable = [e for e in leaver.events() if isinstance(e, StableState)]
+    assert stable, "the LEAVE made the move stable, and nothing said so"
+    assert stable[-1].stable_ops > position

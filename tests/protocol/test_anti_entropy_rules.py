@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
-from nerts_p2p.game.moves import Move
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.table.replica import ReplicatedRound, TableReplica
 from protocol.codec import pack
@@ -31,7 +30,7 @@ from protocol.messages import (
 from protocol.signing import SigningKeyPair
 from protocol.sync import BROADCAST
 from tests.protocol.test_hostile import IDS, next_op, observer, op_of
-from tests.replication.table_helpers import ManualTable, seed_showing
+from tests.replication.table_helpers import ManualTable, seed_showing, turn_or_recycle
 from tools.gen_vectors import KEYS, TABLE
 
 
@@ -49,12 +48,9 @@ def _turn(replica: TableReplica, times: int) -> list[bytes]:
     nowhere yet: the test delivers them itself."""
     datagrams = []
     for _ in range(times):
-        rnd, seat = replica.current_round, replica.seat
-        assert rnd is not None
+        seat = replica.seat
         assert seat is not None
-        op = replica.play(Move(seat, "turn" if rnd.state.seats[seat].stock else "recycle"))
-        assert isinstance(op, Op)
-        datagrams.append(op.datagram())
+        datagrams.append(turn_or_recycle(replica, seat).datagram())
     replica.outgoing()
     replica.events()
     return datagrams

@@ -379,7 +379,8 @@ def test_a_stranger_is_no_member_until_it_joins() -> None:
     assert [r.ranges for r in requests if isinstance(r, Request)] == [((IDS["mallory"], 1, 1),)]
 
 
-def test_a_host_who_does_not_play_can_start_a_round() -> None:
+def _alice_and_bob_seated() -> History:
+    """A table whose host opened it and admitted Alice and Bob, who joined as players."""
     h = History()
     h.author(
         "host", Kind.OPEN, 0, [KEYS["host"].public_key, "host", TABLE_RULES, 4, True, NONCE, False]
@@ -387,6 +388,11 @@ def test_a_host_who_does_not_play_can_start_a_round() -> None:
     for name in ("alice", "bob"):
         h.author("host", Kind.ADMIT, 0, [KEYS[name].public_key, PLAYER])
         h.author(name, Kind.JOIN, 0, [KEYS[name].public_key, name, PLAYER])
+    return h
+
+
+def test_a_host_who_does_not_play_can_start_a_round() -> None:
+    h = _alice_and_bob_seated()
     for name in ("alice", "bob"):
         h.author(name, Kind.READY, 0, ready_payload(name, 1, SHOWN["alice"]))
     start = h.author("host", Kind.START, 1, [[IDS["alice"], IDS["bob"]], [0, 1], ROUND_RULES])
@@ -691,13 +697,7 @@ def test_a_start_naming_a_player_who_has_not_said_ready_is_refused() -> None:
     # round begins (PROTOCOL.md 5: each participant MUST have a READY for that round among
     # the ops the START's deps cover). (Found by `tools.mutate`, seed 21: with that
     # refusal made to say nothing, the START began a round with Bob in it.)
-    h = History()
-    h.author(
-        "host", Kind.OPEN, 0, [KEYS["host"].public_key, "host", TABLE_RULES, 4, True, NONCE, False]
-    )
-    for name in ("alice", "bob"):
-        h.author("host", Kind.ADMIT, 0, [KEYS[name].public_key, PLAYER])
-        h.author(name, Kind.JOIN, 0, [KEYS[name].public_key, name, PLAYER])
+    h = _alice_and_bob_seated()
     h.author("alice", Kind.READY, 0, ready_payload("alice", 1, SHOWN["alice"]))
     payload = [[IDS["alice"], IDS["bob"]], [0, 1], ROUND_RULES]
     forced = seal(KEYS["host"], h.body("host", Kind.START, 1, payload))

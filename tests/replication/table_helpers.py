@@ -234,6 +234,16 @@ def three_at_play(label: str) -> ManualTable:
     return table
 
 
+def turn_or_recycle(player: TableReplica, seat: int) -> Op:
+    """`player` turns its seat's stock (or recycles its waste once the stock is empty):
+    a move that is always legal. Returns the op it signed."""
+    rnd = player.current_round
+    assert rnd is not None
+    op = player.play(Move(seat, "turn" if rnd.state.seats[seat].stock else "recycle"))
+    assert isinstance(op, Op)
+    return op
+
+
 def signed_move(player: TableReplica, seq_offset: int, prev: bytes, lamport: int) -> bytes:
     """A "turn" MOVE of `player`, signed by hand `seq_offset` ops past its next one, on top
     of `prev`, stamped `lamport` (two with one seq and prev, stamped apart, equivocate)."""

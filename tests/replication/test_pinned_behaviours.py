@@ -44,6 +44,7 @@ from tests.replication.table_helpers import (
     seed_showing,
     signed_move,
     three_at_play,
+    turn_or_recycle,
 )
 from tools.gen_vectors import KEYS, TABLE, play_history
 
@@ -796,10 +797,7 @@ def test_what_a_players_leave_makes_stable_is_announced_by_the_leave_itself() ->
     # `leave`'s own fold deleted, the stable state waited for the next tick.)
     table = three_at_play("leave-stable")
     leaver, mover = table.players[1], table.players[2]
-    played = mover.current_round
-    assert played is not None
-    move = mover.play(Move(2, "turn" if played.state.seats[2].stock else "recycle"))
-    assert isinstance(move, Op)
+    move = turn_or_recycle(mover, 2)
     table.collect()
     table.deliver_all()
     table.now += 0.2

@@ -6,13 +6,11 @@ author's ops from its expulsion on are not judged), so it can be sent and counts
 
 from __future__ import annotations
 
-from nerts_p2p.game.moves import Move
 from nerts_p2p.game.rules import Rules
 from protocol.codec import unpack_bounded
 from protocol.envelope import seal
-from protocol.messages import Op
 from tests.protocol.test_anti_entropy_rules import _turn
-from tests.replication.table_helpers import ManualTable, seed_showing
+from tests.replication.table_helpers import ManualTable, seed_showing, turn_or_recycle
 
 STEP = 2**24
 
@@ -36,10 +34,7 @@ def test_a_player_can_move_after_a_liar_a_step_ahead_is_expelled() -> None:
         peer.receive(twin, 2, table.now)
         assert peer.sync.expelled.get(liar.me) == ahead.seq
     assert player.sync.clock.value > ahead.lamport
-    rnd = player.current_round
-    assert rnd is not None
-    op = player.play(Move(1, "turn" if rnd.state.seats[1].stock else "recycle"))
-    assert isinstance(op, Op)
+    op = turn_or_recycle(player, 1)
     table.collect()
     table.deliver_all()
     assert host.sync.delivered(player.me) == op.seq

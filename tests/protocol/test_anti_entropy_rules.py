@@ -439,3 +439,27 @@ def test_a_heartbeat_waiting_for_its_ops_is_replaced_only_by_a_newer_one() -> No
     promised = decode(newer, table=second.sync.table)
     assert isinstance(promised, Heartbeat)
     assert rnd.log.horizon[first.me] == promised.lamport
+
+
+def test_a_caught_liars_later_lies_about_the_same_op_send_no_second_verdict() -> None:
+    # Alice's promise broke on her op, and she was expelled from it: the op and the promise
+    # went to everyone once. Her next heartbeats make the same promise about the same op
+    # (she never signs past it): each one is broken too, but her verdict is given already,
+    # so no peer broadcasts the evidence again, or every heartbeat of a caught liar would
+    # set the whole table relaying. (Found by `tools.mutate`, seed 22: with the check
+    # `expelled[author] <= op.seq` made `<`, every such heartbeat relayed it all again.)
+    peer = observer()
+    alice = IDS["alice"]
+    last = peer.logs[alice][-1]
+    vector = peer.vector()  # what Alice holds when she makes every promise below
+    peer.receive(next_op("alice", lamport=last.lamport + 5), "alice", 1.0)
+    for i, lamport in enumerate((10, 20, 30)):
+        promise = heartbeat_body(TABLE, alice, last.lamport + lamport, vector, b"")
+        peer.receive(seal(KEYS["alice"], promise), "alice", 1.1 + i / 10)
+        if i == 0:
+            assert peer.expelled.get(alice) == last.seq + 1
+            assert any(isinstance(decode(d, table=TABLE), Evidence) for _, d in peer.outgoing())
+    sent = [decode(d, table=TABLE) for _, d in peer.outgoing()]
+    assert not [m for m in sent if isinstance(m, Evidence)]
+    assert not [m for m in sent if isinstance(m, Op) and m.author == alice]
+    assert peer.expelled.get(alice) == last.seq + 1

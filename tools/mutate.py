@@ -323,6 +323,8 @@ RECORD_FACTOR = 10.0
 RECORD_MARGIN = 60.0
 #: At the root of the tree: recordings kept between campaigns (in .gitignore).
 CACHE_DIR = ".mutation-cache"
+#: Seconds a runner has to exit after SIGTERM before it is killed (`Runner.close`).
+CLOSE_GRACE = 5.0
 
 
 # --- running them -------------------------------------------------------------------------
@@ -478,7 +480,14 @@ class Runner:
     def close(self) -> None:
         if self.process.poll() is None:
             self.process.terminate()  # it kills a test run still going
-        self.process.wait()
+        try:
+            self.process.wait(timeout=CLOSE_GRACE)
+        except subprocess.TimeoutExpired:
+            # A SIGTERM that reached the worker between its fork and its exec was taken by
+            # the handler it inherited, and is lost with it: the worker then sits reading
+            # its stdin for ever (a campaign that closed a runner just started hung so).
+            self.process.kill()
+            self.process.wait()
         for pipe in (self.process.stdin, self.process.stdout):
             if pipe is not None:
                 with contextlib.suppress(OSError, ValueError):  # a job thread may hold it

@@ -12,7 +12,8 @@ departures and from the table: who may begin the next round, and is its beginnin
 from __future__ import annotations
 
 from collections.abc import Container, Mapping
-from typing import TYPE_CHECKING, cast
+from itertools import chain
+from typing import TYPE_CHECKING
 
 from . import departure
 from .clocks import VersionVector
@@ -212,7 +213,7 @@ def _acknowledged(sync: SyncPeer, p: bytes, start: Op, previous: EpochLog) -> bo
     ack = VersionVector(sync.vector()) if p == sync.me else sync.acks.get(p)
     if ack is None or ack.seq(start.author) < start.seq:
         return False
-    votes = _votes_up_to(sync, p, ack.seq(p), previous.epoch)
+    votes = _votes_up_to(sync, p, ack.seq(p), previous)
     return votes is not None and not any(
         target == start.author and held < start.seq for target, held in votes
     )
@@ -225,32 +226,36 @@ def _may_stay(sync: SyncPeer, p: bytes, ackers: set[bytes], start: Op, previous:
     signs nothing more: only if its votes name every acknowledger and the starter."""
     member = sync.members.get(p)
     if member is not None and member.left:
-        votes = _votes_up_to(sync, p, sync.delivered(p), previous.epoch) or ()
+        votes = _votes_up_to(sync, p, sync.delivered(p), previous) or ()
         return ackers | {start.author} <= {target for target, _ in votes}
     readies = sync.readies.get((previous.epoch + 1, p))
     if not readies:
         return True
-    votes = _votes_up_to(sync, p, readies[0].seq, previous.epoch) or ()
+    votes = _votes_up_to(sync, p, readies[0].seq, previous) or ()
     return ackers <= {target for target, _ in votes}
 
 
-def _votes_up_to(sync: SyncPeer, p: bytes, upto: int, epoch: int) -> list[tuple[bytes, int]] | None:
-    """p's DEPART votes of round `epoch` among its ops 1..upto, delivered or waiting here,
-    as (target, held); None if some of those ops have not come. Every one of those ops is
-    read (PROTOCOL.md 13.3 (a)): a chain may hold a late vote of an older round above a
-    vote of round `epoch`, so the walk cannot stop at p's first op of an earlier round.
-    It runs only while a START is unconfirmed (a confirmed one stays confirmed)."""
-    log = sync.logs.get(p) or []
+def _votes_up_to(
+    sync: SyncPeer, p: bytes, upto: int, previous: EpochLog
+) -> list[tuple[bytes, int]] | None:
+    """p's DEPART votes of round `previous` among its ops 1..upto, delivered or waiting
+    here, as (target, held); None if some of those ops have not come. Every one of them
+    counts (PROTOCOL.md 13.3 (a)), wherever it lies in p's chain: a late vote of an older
+    round may sit above one of this round. The delivered ones are read from the round's
+    order (p is a participant that is not expelled, so each of its delivered ops of the
+    round is there): one round's ops, however long the table's chains."""
     queue = sync.pending.get(p, {})
-    held = min(upto, len(log))
-    waiting = [queue.get(seq) for seq in range(held + 1, upto + 1)]
-    if None in waiting:
-        return None
-    ops = [*log[:held], *cast("list[Op]", waiting)]
+    waiting: list[Op] = []
+    for seq in range(sync.delivered(p) + 1, upto + 1):
+        op = queue.get(seq)
+        if op is None:
+            return None
+        waiting.append(op)
+    delivered = (op for op in previous.ops if op.author == p and op.seq <= upto)
     return [
         (op.payload[0], op.payload[1])
-        for op in ops
-        if op.kind == Kinds.DEPART and op.epoch == epoch
+        for op in chain(delivered, waiting)
+        if op.kind == Kinds.DEPART and op.epoch == previous.epoch
     ]
 
 

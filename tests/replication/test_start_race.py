@@ -605,3 +605,34 @@ def test_an_unseen_vote_below_a_late_vote_of_an_older_round_still_counts() -> No
     assert host.sync.acks[voter.me].seq(host.me) >= start.seq  # it says it holds the START
     assert host.sync.acks[voter.me].seq(voter.me) >= late.seq
     assert not host.sync.start_confirmed(3)
+
+
+def test_an_unseen_vote_still_waiting_for_a_dep_keeps_the_start_unconfirmed() -> None:
+    # As above, but the third player's unseen vote names an op the host does not have (a
+    # last op of a player who then vanished, which reached only the third), so at the host
+    # the vote waits, received but not delivered, when the third's heartbeat acknowledging
+    # the START arrives. A waiting op counts as much as a delivered one (PROTOCOL.md 13.3
+    # (a): delivered, or received and waiting): the START stays unconfirmed.
+    table = _after_round_one(5)
+    host, _, voter, *gone = table.players
+    vanishing = gone[0]
+    extra = vanishing.sync.author(Kind.DEPART, 1, [host.me, vanishing.sync.delivered(host.me)])
+    vanishing.outgoing()  # lost on its way, but for the copy the third gets
+    voter.receive(extra.datagram(), 3, table.now)
+    for replica in gone:
+        _cut_off(replica, heartbeats=False)
+    deaf = _cut_off(voter, heartbeats=True)
+    start = _host_starts_round_two(table)
+    vote = voter.sync.author(Kind.DEPART, 1, [host.me, voter.sync.delivered(host.me)])
+    assert voter.sync.delivered(host.me) < start.seq
+    _restore(voter, deaf)
+    for author in (host.me, table.players[1].me):  # the host's and the second's news
+        for op in host.sync.logs[author][voter.sync.delivered(author) :]:
+            voter.receive(op.datagram(), 0, table.now)
+    voter.tick(table.now + 1.0)  # its heartbeat now holds the START, and its vote
+    for _, datagram in voter.outgoing():
+        host.receive(datagram, 2, table.now + 1.0)
+    assert vote.seq in host.sync.pending[voter.me], "the vote waits for the vanished op"
+    assert host.sync.acks[voter.me].seq(host.me) >= start.seq
+    assert host.sync.acks[voter.me].seq(voter.me) == vote.seq
+    assert not host.sync.start_confirmed(2)

@@ -293,7 +293,7 @@ def test_a_few_moves_of_a_practice_round_with_mouse_and_keys(xserver: str, tmp_p
             time.sleep(0.02)
         _xdo(xserver, "mouseup", "1")
         time.sleep(0.3)
-        _xdo(xserver, "key", "--window", window, "space")  # turn the stock with a key
+        window = _key_to_program(xserver, window, process, "space")  # turn the stock with a key
         time.sleep(0.3)
         stock = _centre(PileRef(seat, "stock"), seat)
         _xdo(xserver, "mousemove", "--window", window, str(stock[0]), str(stock[1]))
@@ -333,7 +333,9 @@ def test_a_spectator_window_follows_the_bots(xserver: str, tmp_path: Path) -> No
         while not any(all(c >= 200 for c in screen_pixel(xserver, x, y)) for x, y in wastes):
             assert time.monotonic() < deadline, "no bot turned its stock while we watched"
             time.sleep(0.5)
-        _xdo(xserver, "key", "--window", window, "space")  # a spectator's keys move nothing
+        window = _key_to_program(
+            xserver, window, process, "space"
+        )  # a spectator's keys move nothing
     finally:
         _finish(xserver, window, process)
     saved = list((tmp_path / "data" / "replays").glob("*.json"))
@@ -382,9 +384,9 @@ def test_a_spectator_window_follows_a_headless_match_over_the_network(
     try:
         process, window = _start_window(xserver, tmp_path / "home", "--interface", "127.0.0.1")
         try:
-            _xdo(xserver, "key", "--window", window, "v")  # Spectate a table
+            window = _key_to_program(xserver, window, process, "v")  # Spectate a table
             time.sleep(3.0)  # the list fills from mDNS
-            _xdo(xserver, "key", "--window", window, "1")  # the first (only) table
+            window = _key_to_program(xserver, window, process, "1")  # the first (only) table
             first = _wait_for_title(xserver, window, "Nerts - round", ending="(watching)")
             number = int(first.split()[3])
             _wait_for_title(xserver, window, f"Nerts - round {number + 1}", ending="(watching)")
@@ -406,7 +408,9 @@ def test_a_spectator_window_follows_a_headless_match_over_the_network(
                         break
                     time.sleep(0.1)
                 assert all(c >= 200 for c in seen[-1]), f"seat {seat.seat}: {seen}"
-            _xdo(xserver, "key", "--window", window, "space")  # a spectator's keys move nothing
+            window = _key_to_program(
+                xserver, window, process, "space"
+            )  # a spectator's keys move nothing
         finally:
             _finish(xserver, window, process)
     finally:

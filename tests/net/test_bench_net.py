@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tools.bench_net import _run_players
+from tools.bench_net import _run_players, _timed_folds
 
 pytestmark = pytest.mark.slow
 
@@ -25,3 +25,21 @@ def test_two_bench_players_fold_every_move_the_other_authored_storing_their_own(
         for _author, _seq, signing, played in other["authored"]:
             # Signed, stored (fsynced) and sent, then folded by its author: later, not before.
             assert played >= signing
+
+
+def test_each_fold_is_timed_from_its_signing_and_ranked_by_when_its_receiver_folded_it() -> None:
+    # Two players' results as their processes print them: "a" authored seq 1 (signing at
+    # 10.0, its play returned at 10.1); "b", "c" and "d" folded it at 10.5, 10.3 and 10.9.
+    results = [
+        {"authored": [["a", 1, 10.0, 10.1]], "folded": [["x", 9, 11.0, 0.1]]},
+        {"authored": [], "folded": [["a", 1, 10.5, 0.2]]},
+        {"authored": [], "folded": [["a", 1, 10.3, 0.1]]},
+        {"authored": [], "folded": [["a", 1, 10.9, 0.3]]},
+    ]
+    timed = _timed_folds(results)
+    # the fold of a move nobody here authored ("x") is not timed
+    assert sorted((round(t, 6), round(p, 6), s, rank) for t, p, s, rank in timed) == [
+        (0.3, 0.2, 0.1, 0),
+        (0.5, 0.4, 0.2, 1),
+        (0.9, 0.8, 0.3, 2),
+    ]

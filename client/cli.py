@@ -40,7 +40,9 @@ if TYPE_CHECKING:
     from client.netplay import PeerOptions
 
 
-def _add_rule_options(parser: argparse.ArgumentParser) -> None:
+def _add_rule_options(parser: argparse.ArgumentParser, count: str = "--players") -> None:
+    """`count`: the command's option that says how many play (its players, not its seats,
+    with --partnerships)."""
     # Ranges are checked by `Rules` itself, so its words and the CLI's never disagree; the
     # types here only turn non-numbers into usage errors.
     group = parser.add_argument_group("rule options (RULES.md variants)")
@@ -101,7 +103,7 @@ def _add_rule_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--partnerships",
         action="store_true",
-        help="two players share each seat (--players counts players)",
+        help=f"two players share each seat ({count} counts players)",
     )
 
 
@@ -266,10 +268,7 @@ def _practice_over_the_node(args: argparse.Namespace, rules: Rules) -> int:
     if args.bots < 1:
         raise NertsError("--bots must be at least 1 (someone has to play against you)")
     seated = Rules.from_dict({**rules.to_dict(), "seats": args.bots + 1})
-    if args.rounds is not None and args.rounds < 1:
-        raise NertsError(f"--rounds must be at least 1, got {args.rounds}")
-    if args.bot_pace <= 0:
-        raise NertsError(f"--bot-pace must be positive, got {args.bot_pace}")
+    _check_timing(args)
     options = PeerOptions(
         name="practice",
         interface="127.0.0.1",
@@ -288,16 +287,28 @@ def _practice_over_the_node(args: argparse.Namespace, rules: Rules) -> int:
 # --- network play (client/netplay.py) ---------------------------------------------------------
 
 
-def _peer_options(args: argparse.Namespace, name: str) -> PeerOptions:
-    from client.netplay import PeerOptions
-
+def _check_timing(args: argparse.Namespace) -> None:
+    """--bot-pace, --silence, --rounds and --timeout, where the command has them."""
     if args.bot_pace <= 0:
         raise NertsError(f"--bot-pace must be positive, got {args.bot_pace}")
-    if getattr(args, "bots", 0) < 0:
-        raise NertsError(f"--bots must be 0 or more, got {args.bots}")
+    if not args.silence > 0:
+        # 0 would give up on every player at once, before anyone could say a word.
+        raise NertsError(f"--silence must be a positive number of seconds, got {args.silence}")
     rounds = getattr(args, "rounds", None)
     if rounds is not None and rounds < 1:
         raise NertsError(f"--rounds must be at least 1, got {rounds}")
+    timeout = getattr(args, "timeout", None)  # join and spectate: how long to look
+    if timeout is not None and not timeout > 0:
+        raise NertsError(f"--timeout must be a positive number of seconds, got {timeout}")
+
+
+def _peer_options(args: argparse.Namespace, name: str) -> PeerOptions:
+    from client.netplay import PeerOptions
+
+    _check_timing(args)
+    if getattr(args, "bots", 0) < 0:
+        raise NertsError(f"--bots must be 0 or more, got {args.bots}")
+    rounds = getattr(args, "rounds", None)
     _check_interface(args.interface)
     if not 0 <= args.port <= 65535:
         raise NertsError(f"--port must be 0 to 65535, got {args.port}")
@@ -336,6 +347,15 @@ def _check_interface(text: str) -> None:
         ) from None
 
 
+def _checked_name(name: str, option: str) -> str:
+    from protocol.messages import name_problem
+
+    problem = name_problem(name)
+    if problem is not None:
+        raise NertsError(f"{option}: {problem}")
+    return name
+
+
 def _needs_headless(args: argparse.Namespace) -> None:
     if not args.headless:
         raise NertsError(
@@ -348,7 +368,7 @@ def _cmd_host(args: argparse.Namespace) -> int:
     from client.netplay import host_table, run_command
 
     _needs_headless(args)
-    options = _peer_options(args, args.name)
+    options = _peer_options(args, _checked_name(args.name, "--name"))
     rules = _rules_from(args, args.seats)
     if 1 + options.bots > rules.players:
         raise NertsError(
@@ -357,12 +377,22 @@ def _cmd_host(args: argparse.Namespace) -> int:
     return run_command(lambda: host_table(options, rules, spectators=not args.no_spectators))
 
 
+def _own_name(args: argparse.Namespace, suffix: str, default: str | None = None) -> str:
+    """--as, checked; else `default`, else the table's name with `suffix` (shortened to fit
+    the wire: a table's name may take all 32 bytes)."""
+    from protocol.messages import fit_name
+
+    if args.as_name is not None:
+        return _checked_name(args.as_name, "--as")
+    return default if default is not None else fit_name(args.table, suffix)
+
+
 def _cmd_join(args: argparse.Namespace) -> int:
     from client.netplay import join_table, run_command
     from protocol.messages import PLAYER
 
     _needs_headless(args)
-    options = _peer_options(args, args.as_name or f"{args.table}-guest")
+    options = _peer_options(args, _own_name(args, "-guest"))
     return run_command(lambda: join_table(options, args.table, role=PLAYER, timeout=args.timeout))
 
 
@@ -370,7 +400,7 @@ def _cmd_spectate(args: argparse.Namespace) -> int:
     from client.netplay import join_table, run_command
     from protocol.messages import SPECTATOR
 
-    options = _peer_options(args, args.as_name or "spectator")
+    options = _peer_options(args, _own_name(args, "", default="spectator"))
     return run_command(
         lambda: join_table(options, args.table, role=SPECTATOR, timeout=args.timeout)
     )
@@ -391,9 +421,10 @@ def _cmd_list(args: argparse.Namespace) -> int:
     return run_command(lambda: list_tables(args.interface, args.timeout, as_json=args.json))
 
 
-def _add_peer_options(
-    parser: argparse.ArgumentParser, *, default_interface: str = "0.0.0.0"
-) -> None:
+def _add_peer_options(parser: argparse.ArgumentParser, *, seated: bool = True) -> None:
+    """The options of every command that makes this machine a peer of a table. `seated`:
+    the peer may sit (host, join); a spectator's command (not `seated`) keeps --headless
+    for scripts, with a spectator's meaning, and takes no bot options."""
     parser.add_argument(
         "--interface",
         default="0.0.0.0",
@@ -408,7 +439,14 @@ def _add_peer_options(
         help="where this peer keeps its key, its crash store and replays "
         "(default: the user's data directory)",
     )
-    parser.add_argument("--headless", action="store_true", help="a bot plays this peer's seat")
+    parser.add_argument(
+        "--headless",
+        action="store_true",
+        help="a bot plays this peer's seat"
+        if seated
+        else "print the table as text (what a spectator prints in any case; the window's "
+        "spectator mode is `nerts-p2p window`)",
+    )
     parser.add_argument(
         "--passphrase",
         default=None,
@@ -418,13 +456,16 @@ def _add_peer_options(
     parser.add_argument(
         "--json", action="store_true", help="one JSON object per round, then the match"
     )
-    parser.add_argument("--level", default="casual", help="bot level: novice, casual or expert")
-    parser.add_argument(
-        "--bot-pace",
-        type=float,
-        default=1.0,
-        help="multiply the bots' thinking times (1: human pace; 0.05: as fast as they go)",
-    )
+    if seated:
+        parser.add_argument("--level", default="casual", help="bot level: novice, casual or expert")
+        parser.add_argument(
+            "--bot-pace",
+            type=float,
+            default=1.0,
+            help="multiply the bots' thinking times (1: human pace; 0.05: as fast as they go)",
+        )
+    else:
+        parser.set_defaults(level="casual", bot_pace=1.0)
     parser.add_argument(
         "--silence",
         type=float,
@@ -562,7 +603,7 @@ def build_parser() -> argparse.ArgumentParser:
     host.add_argument("--rounds", type=int, default=None, help="end the match after K rounds")
     host.add_argument("--no-spectators", action="store_true")
     _add_peer_options(host)
-    _add_rule_options(host)
+    _add_rule_options(host, "--seats")
     host.set_defaults(run=_cmd_host)
 
     join = sub.add_parser("join", help="join a table announced on the network")
@@ -577,8 +618,10 @@ def build_parser() -> argparse.ArgumentParser:
     spectate = sub.add_parser("spectate", help="watch a table announced on the network")
     spectate.add_argument("table", help="the table's name")
     spectate.add_argument("--as", dest="as_name", default=None, help="your name at the table")
-    spectate.add_argument("--timeout", type=float, default=10.0)
-    _add_peer_options(spectate)
+    spectate.add_argument(
+        "--timeout", type=float, default=10.0, help="seconds to look for the table"
+    )
+    _add_peer_options(spectate, seated=False)
     spectate.set_defaults(run=_cmd_spectate)
 
     replay = sub.add_parser("replay", help="verify a saved match and replay it as text")

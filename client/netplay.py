@@ -40,7 +40,7 @@ from nerts_p2p.table.replica import RoundFinal, RoundStarted, TableReplica
 from nerts_p2p.table.status import round_began_full
 from protocol import admission
 from protocol.envelope import PROTOCOL_VERSION
-from protocol.messages import PLAYER, SPECTATOR
+from protocol.messages import PLAYER, SPECTATOR, fit_name, printable_name
 from protocol.signing import SigningKeyPair
 
 #: After the match is over here we leave (a LEAVE op) but keep serving the table until
@@ -160,7 +160,7 @@ async def _bot_peers(
     socket, node and store), playing through the same signed ops as anyone."""
     peers = []
     for i in range(options.bots):
-        name = f"{options.name}-bot{i + 1}"
+        name = fit_name(options.name, f"-bot{i + 1}")
         data_dir = options.data_dir / "bots" / f"bot{i + 1}" if options.data_dir else None
         header = TableHeader(table, host, host_address, "", name, PLAYER, 0, False)
 
@@ -370,7 +370,7 @@ async def list_tables(interface: str, timeout: float, *, as_json: bool) -> int:
                 "  spectators welcome" if ad.spectators else "  no spectators"
             )
             printer.line(
-                f"{ad.name}  {ad.seats_taken}/{ad.seats_max} seats  {ad.phase}  "
+                f"{printable_name(ad.name)}  {ad.seats_taken}/{ad.seats_max} seats  {ad.phase}  "
                 f"{ad.address[0]}:{ad.address[1]}  {flags}"
             )
     if not tables and not as_json:
@@ -518,7 +518,8 @@ def _silent_participant(node: TableNode, now: float, bound: float) -> str | None
             continue
         quiet = node.silence(author, now)
         if quiet is not None and quiet > bound:
-            return f"a peer went silent: {member.name} has sent nothing for {quiet:.0f} s"
+            name = printable_name(member.name)
+            return f"a peer went silent: {name} has sent nothing for {quiet:.0f} s"
     return None
 
 

@@ -16,6 +16,7 @@ from nerts_p2p.game.moves import move_text
 from nerts_p2p.net.records import network_match_record
 from nerts_p2p.net.replay import ReplayResult, load_replay
 from nerts_p2p.net.store import StoreError
+from protocol.messages import printable_name
 
 
 def print_replay(path: Path, *, as_json: bool) -> int:
@@ -48,7 +49,9 @@ def _print(result: ReplayResult, *, as_json: bool) -> int:
         final = finals.get(number)
         if as_json:
             continue
-        names = {seat: replica.sync.members[a].name for a, seat in rnd.seat_of.items()}
+        names = {
+            seat: printable_name(replica.sync.members[a].name) for a, seat in rnd.seat_of.items()
+        }
         seats = ", ".join(f"seat {s} {names[s]}" for s in sorted(names))
         print(f"\nround {number}: {seats}")
         for step in rnd.steps:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import enum
 import hashlib
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final, NoReturn
@@ -122,7 +123,9 @@ _KIND_OF: Final[dict[int, Kind]] = {kind.value: kind for kind in Kind}
 _ID = s.Bin(exact=KEY_ID_LEN)
 _SEQ = s.Int(1, MAX_SEQ)
 _SEQ0 = s.Int(0, MAX_SEQ)
-_NAME = s.Str(max=32)
+#: A table's or a member's name on the wire: UTF-8 bytes, not characters.
+NAME_MAX_BYTES: Final = 32
+_NAME = s.Str(max=NAME_MAX_BYTES)
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1  # a rules value is a signed 32-bit int
 _RULES = s.ListOf(
     s.Tuple(s.Str(min=1, max=24), s.OneOf(s.Bool(), s.Int(INT32_MIN, INT32_MAX))), max=32
@@ -504,6 +507,41 @@ def decode_op(body: bytes, signature: bytes, *, table: bytes, body_hash: bytes |
     if not isinstance(message, Op):
         raise RemoteProtocolError(DropReason.SCHEMA, "a batch carries only ops")
     return message
+
+
+# --- names ---------------------------------------------------------------------------------
+
+
+def printable_name(name: str) -> str:
+    """`name` as a person reads it: control and formatting characters (a terminal's escape
+    sequences, a right-to-left override) dropped, each run of whitespace one space. Names
+    come from other peers too: what they print must not take over a terminal."""
+    kept = "".join(c for c in name if unicodedata.category(c)[0] != "C" or c.isspace())
+    return " ".join(kept.split())
+
+
+def name_problem(name: str) -> str | None:
+    """Why `name` cannot be ours at a table, in words; None if it can: it is printable
+    text (`printable_name` leaves it as it is), not empty, and fits the wire."""
+    if not name.strip():
+        return "a name must not be empty"
+    if printable_name(name) != name:
+        return f"a name is printable text on one line, with single spaces: {name!r} is not"
+    size = len(name.encode())
+    if size > NAME_MAX_BYTES:
+        return f"a name is at most {NAME_MAX_BYTES} bytes of UTF-8: {name!r} is {size}"
+    return None
+
+
+def fit_name(name: str, suffix: str = "") -> str:
+    """A name made from `name` and `suffix` (a bot's "-bot2", a guest's "-guest") that
+    `name_problem` accepts: `name` made printable, then shortened by whole characters
+    until it and `suffix` fit the wire together. `suffix` is kept whole."""
+    base = printable_name(name)
+    budget = NAME_MAX_BYTES - len(suffix.encode())
+    while len(base.encode()) > budget:
+        base = base[:-1]
+    return (base.rstrip() + suffix) or "?"
 
 
 # --- encoding (what this peer sends) -----------------------------------------------------

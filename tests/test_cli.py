@@ -173,6 +173,14 @@ def test_bench_sync_reports_the_gate_the_wire_the_fold_and_the_heal(
         (["play", "--level", "wizard", "--watch"], "unknown bot level 'wizard'"),
         (["position", "nerts1 - play/0/0 - a b"], "the rules say 4 seats"),
         (["position", "nerts1 seats=2 play/0/0 - ?12:4D/TD,3C,JH,2S/?35/-/- x", "0 fly"], "seat 1"),
+        (["host", "--name", "x" * 33, "--headless"], "--name: a name is at most 32 bytes"),
+        (["host", "--name", "é" * 17, "--headless"], "of UTF-8: 'ééééééééééééééééé' is 34"),
+        (["host", "--name", "  ", "--headless"], "--name: a name must not be empty"),
+        (["host", "--name", "evil\x1b[2J", "--headless"], "a name is printable text"),
+        (["join", "t", "--as", "y" * 40, "--headless"], "--as: a name is at most 32 bytes"),
+        (["host", "--name", "t", "--headless", "--silence", "0"], "--silence must be a positive"),
+        (["join", "t", "--headless", "--timeout", "0"], "--timeout must be a positive number"),
+        (["spectate", "t", "--timeout", "-1"], "--timeout must be a positive number"),
     ],
 )
 def test_bad_counts_and_options_are_usage_errors_in_plain_words(

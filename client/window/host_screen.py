@@ -8,6 +8,7 @@ import pygame
 
 from nerts_p2p.game.bots import LEVELS, level_named
 from nerts_p2p.game.rules import Rules
+from protocol.messages import fit_name, name_problem, printable_name
 
 from .net_open import host_table
 from .netsession import NetworkTable
@@ -30,7 +31,7 @@ LEVEL_ORDER = list(LEVELS)
 class HostScreen:
     def __init__(self, app: App) -> None:
         self.app = app
-        self.table_name = TextField(f"{app.settings.name}'s table", max_len=32)
+        self.table_name = TextField(fit_name(app.settings.name, "'s table"), max_len=32)
         self.port = TextField("", max_len=5, digits_only=True)
         self.passphrase = TextField("", max_len=64, secret=True)
         self.seats = 4
@@ -124,8 +125,10 @@ class HostScreen:
         if port is None:
             self.problem = f"the port must be 0 to 65535, not {self.port.text}"
             return
-        if not self.table_name.text.strip():
-            self.problem = "the table needs a name"
+        name = printable_name(self.table_name.text)
+        problem = name_problem(name) if name else "the table needs a name"
+        if problem is not None:
+            self.problem = problem
             return
         self.problem = ""
         self.opening = True
@@ -135,7 +138,7 @@ class HostScreen:
             try:
                 table = await host_table(
                     app.interface,
-                    table_name=self.table_name.text.strip(),
+                    table_name=name,
                     player_name=app.settings.name,
                     rules=self.rules(),
                     spectators=self.spectators,

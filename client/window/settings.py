@@ -15,6 +15,8 @@ from pathlib import Path
 
 import platformdirs
 
+from protocol.messages import fit_name, printable_name
+
 APP = "nerts-p2p"
 #: Seat colours a player can choose for its card backs (others get the rest in order).
 SEAT_COLOURS: tuple[tuple[int, int, int], ...] = (
@@ -48,7 +50,10 @@ class Settings:
     ui_scale: float = 0.0
 
     def cleaned(self) -> Settings:
-        name = " ".join(str(self.name).split())[:MAX_NAME] or "you"
+        # At most MAX_NAME characters, and within the wire's 32 bytes of UTF-8 (24 letters
+        # with accents would not be).
+        name = printable_name(str(self.name))[:MAX_NAME]
+        name = fit_name(name) if name else "you"
         scale = float(self.ui_scale)
         return replace(
             self,

@@ -32,7 +32,7 @@ from nerts_p2p.game.rules import Rules
 from nerts_p2p.game.state import GameState
 from protocol.admission import refusal_words
 from protocol.errors import LocalProtocolError
-from protocol.messages import PLAYER, SPECTATOR, Kind, Kinds, Op
+from protocol.messages import NAME_MAX_BYTES, PLAYER, SPECTATOR, Kind, Kinds, Op
 from protocol.signing import SigningKeyPair
 from protocol.sync import (
     AuthorExpelled,
@@ -82,6 +82,12 @@ class TableReplica:
     def __init__(
         self, sync: SyncPeer, *, name: str, role: int, randomness: Callable[[int], bytes]
     ) -> None:
+        size = len(name.encode())
+        if size > NAME_MAX_BYTES:
+            # Refused here, in words, not when our OPEN or JOIN fails our own gate later.
+            raise ValueError(
+                f"a name is at most {NAME_MAX_BYTES} bytes of UTF-8: {name!r} is {size}"
+            )
         self.sync = sync
         TableGate(sync).install()  # the game's checks at the gate: nobody can wedge the table
         self.name = name

@@ -146,3 +146,22 @@ def test_network_commands_without_headless_say_what_is_missing() -> None:
     code, _, err = finish(nerts(["host", "--name", "x", *LO]))
     assert code == 2
     assert "--headless" in err
+
+
+def test_a_table_whose_name_fills_the_wire_seats_bots_and_guests_named_after_it() -> None:
+    # 32 bytes of UTF-8, accents included: the host's bot ("...-bot1") and a guest who
+    # gives no --as ("...-guest") get names shortened to fit, and the match is played.
+    name = table_name() + "é" * 11 + "x"
+    assert len(name.encode()) == 32
+    seats = ["--seats", "3", "--bots", "1", "--rounds", "1"]
+    host = nerts(["host", "--name", name, *seats, "--headless", "--json", *LO, *FAST, *PATIENT])
+    time.sleep(0.5)
+    guest = nerts(["join", name, "--headless", "--json", *LO, *FAST_JOIN, *PATIENT])
+    results = [finish(p) for p in (host, guest)]
+    for code, _out, err in results:
+        assert code == 0, err
+        assert "Traceback" not in err
+    lines = [out.splitlines() for _, out, _ in results]
+    assert len(lines[0]) == 2  # the round, then the match
+    assert lines[0] == lines[1]
+    assert len(json.loads(lines[0][0])["seats"]) == 3

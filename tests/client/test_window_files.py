@@ -79,6 +79,17 @@ def test_settings_values_are_put_back_in_range(tmp_path: Path) -> None:
     assert settings.four_colour is False
 
 
+def test_a_settings_name_is_cut_to_what_the_wire_takes(tmp_path: Path) -> None:
+    # 24 letters with accents are 48 bytes: more than a JOIN carries (32). An escape
+    # sequence typed or pasted into the file is no part of a name.
+    path = tmp_path / "settings.json"
+    path.write_text(json.dumps({"name": "\x1b[31m" + "é" * 24}), encoding="utf-8")
+    settings, problem = load_settings(path)
+    assert problem == ""
+    assert settings.name == "[31m" + "é" * 14
+    assert len(settings.name.encode()) <= 32
+
+
 def test_unwritable_settings_say_why(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("")

@@ -280,6 +280,7 @@ def _practice_over_the_node(args: argparse.Namespace, rules: Rules) -> int:
         rounds=args.rounds,
         silence=args.silence,
         announce=False,
+        replays=_data_dir(args) / "replays",
     )
     return run_command(lambda: host_table(options, seated))
 
@@ -593,6 +594,12 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--json", action="store_true", help="with --bots: JSON records")
     play.add_argument("--bot-pace", type=float, default=1.0)
     play.add_argument("--silence", type=float, default=15.0)
+    play.add_argument(
+        "--data-dir",
+        default=None,
+        help="with --bots: where the match's replay is saved, under replays/ (default: the "
+        "user's data directory)",
+    )
     _add_rule_options(play)
     play.set_defaults(run=_cmd_play)
 

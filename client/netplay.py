@@ -74,6 +74,15 @@ class PeerOptions:
     data_dir: Path | None = None
     #: A private table's passphrase (PROTOCOL.md 17); it never leaves this process.
     passphrase: str | None = None
+    #: Where the match's replay is saved, if not under `data_dir` (practice keeps no
+    #: store, no key and no lock, but its matches are replays like any other).
+    replays: Path | None = None
+
+    @property
+    def replays_dir(self) -> Path | None:
+        if self.replays is not None:
+            return self.replays
+        return self.data_dir / "replays" if self.data_dir is not None else None
 
 
 @dataclass
@@ -476,12 +485,13 @@ async def _until_done(
 def _save_replay(me: LocalPeer, options: PeerOptions) -> None:
     """Every finished or interrupted match is kept as its signed log (`nerts-p2p replay`)."""
     replica = me.node.replica
-    if options.data_dir is None or not replica.rounds:
+    replays = options.replays_dir
+    if replays is None or not replica.rounds:
         return
     header = me.store.header if me.store is not None else None
     name = header.name if header is not None else options.name
     try:
-        path = save_replay(options.data_dir / "replays", replica, table_name=name)
+        path = save_replay(replays, replica, table_name=name)
     except OSError as exc:
         print(f"nerts-p2p: could not save the replay: {exc.strerror}", file=sys.stderr)
         return

@@ -27,7 +27,10 @@ def nerts(args: Sequence[str], *, netns: str | None = None) -> subprocess.Popen[
     two peers sharing one would share a key (the CLI refuses it), and tests never write to
     the user's real data directory."""
     args = list(args)
-    if args and args[0] in PEER_COMMANDS and "--data-dir" not in args:
+    keeps_files = args[:1] and (
+        args[0] in PEER_COMMANDS or (args[0] == "play" and "--bots" in args)
+    )
+    if keeps_files and "--data-dir" not in args:
         args += ["--data-dir", tempfile.mkdtemp(prefix="nerts-test-")]
     command = [sys.executable, "-m", "client.cli", *args]
     if netns is not None:

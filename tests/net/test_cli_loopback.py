@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 
 from .procs import FAST, FAST_JOIN, finish, nerts, table_name
 
@@ -132,14 +133,22 @@ def test_a_player_gone_silent_ends_the_host_with_a_plain_error() -> None:
     assert "went silent" in err
 
 
-def test_play_with_bots_practices_over_the_node_on_loopback() -> None:
-    code, out, err = finish(
-        nerts(["play", "--bots", "2", "--headless", "--json", "--rounds", "1", *FAST])
-    )
+def test_play_with_bots_practices_over_the_node_on_loopback_and_keeps_the_replay(
+    tmp_path: Path,
+) -> None:
+    practice = ["play", "--bots", "2", "--headless", "--json", "--rounds", "1", *FAST]
+    code, out, err = finish(nerts([*practice, "--data-dir", str(tmp_path)]))
     assert code == 0, err
     lines = out.splitlines()
     assert len(lines) == 2
     assert len(json.loads(lines[0])["seats"]) == 3
+    # Practice keeps no store, but its match is a replay like a network match's.
+    assert not (tmp_path / "tables").exists()
+    (saved,) = (tmp_path / "replays").glob("*.nrp")
+    assert str(saved) in err
+    code, replayed, err = finish(nerts(["replay", str(saved), "--json"]))
+    assert code == 0, err
+    assert replayed.splitlines() == lines
 
 
 def test_network_commands_without_headless_say_what_is_missing() -> None:

@@ -36,12 +36,14 @@ from nerts_p2p.net.store import (
     resumable_tables,
 )
 from nerts_p2p.net.transport import Address, AddressInUseError
-from nerts_p2p.table.replica import RoundFinal, RoundStarted, TableReplica
+from nerts_p2p.table.replica import RoundFinal, RoundStarted, StableState, TableReplica
 from nerts_p2p.table.status import round_began_full
 from protocol import admission
 from protocol.envelope import PROTOCOL_VERSION
 from protocol.messages import PLAYER, SPECTATOR, fit_name, printable_name
 from protocol.signing import SigningKeyPair
+
+from .table_text import seats_text, step_text
 
 #: After the match is over here we leave (a LEAVE op) but keep serving the table until
 #: every other member has left too (it got what it needed to finish: our heartbeats past
@@ -391,6 +393,31 @@ async def list_tables(interface: str, timeout: float, *, as_json: bool) -> int:
 
 
 @dataclass
+class LiveMoves:
+    """A spectator's text view, live: a round's seats, then each of its moves once it is
+    stable (no late op can sort before it any more), printed as `nerts-p2p replay` prints
+    them. A spectator that joins late prints what it caught up with, then follows."""
+
+    printer: Printer
+    printed: dict[int, int] = field(default_factory=dict)  # round -> steps printed
+
+    def stable(self, replica: TableReplica, number: int, stable_ops: int) -> None:
+        rnd = replica.rounds.get(number)
+        if rnd is None:
+            return
+        start = self.printed.get(number)
+        if start is None:
+            self.printer.line(f"round {number} begins: {seats_text(replica, rnd)}")
+            start = 0
+        end = max(start, min(stable_ops, len(rnd.steps)))
+        for step in rnd.steps[start:end]:
+            line = step_text(step)
+            if line is not None:
+                self.printer.line(line)
+        self.printed[number] = end
+
+
+@dataclass
 class _Watch:
     """What the main peer's events tell the command."""
 
@@ -398,6 +425,8 @@ class _Watch:
     table_name: str
     finals: list[RoundFinal] = field(default_factory=list)
     error: str | None = None
+    #: a spectator's moves as text (not with --json: its lines are the players' lines)
+    live: LiveMoves | None = None
 
 
 async def _run(
@@ -408,7 +437,9 @@ async def _run(
     announcer: TableAnnouncer | None,
     table_name: str,
 ) -> int:
-    watch = _Watch(Printer(options.json), table_name)
+    printer = Printer(options.json)
+    watching = me.node.replica.role == SPECTATOR and not options.json
+    watch = _Watch(printer, table_name, live=LiveMoves(printer) if watching else None)
     everyone = [me, *bots]
     async with trio.open_nursery() as nursery:
         for peer in everyone:
@@ -538,8 +569,12 @@ async def _watch_events(
 ) -> None:
     replica = node.replica
     async for event in node.events:
-        if isinstance(event, RoundFinal):
+        if isinstance(event, StableState) and watch.live is not None:
+            watch.live.stable(replica, event.round, event.stable_ops)
+        elif isinstance(event, RoundFinal):
             rnd = replica.rounds[event.round]
+            if watch.live is not None:
+                watch.live.stable(replica, event.round, len(rnd.steps))  # every move, then
             watch.finals.append(event)
             record = network_round_record(rnd, event)
             if store is not None and event.round > len(store.finals):

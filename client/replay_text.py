@@ -12,11 +12,11 @@ import os
 import sys
 from pathlib import Path
 
-from nerts_p2p.game.moves import move_text
 from nerts_p2p.net.records import network_match_record
 from nerts_p2p.net.replay import ReplayResult, load_replay
 from nerts_p2p.net.store import StoreError
-from protocol.messages import printable_name
+
+from .table_text import seats_text, step_text
 
 
 def print_replay(path: Path, *, as_json: bool) -> int:
@@ -49,17 +49,11 @@ def _print(result: ReplayResult, *, as_json: bool) -> int:
         final = finals.get(number)
         if as_json:
             continue
-        names = {
-            seat: printable_name(replica.sync.members[a].name) for a, seat in rnd.seat_of.items()
-        }
-        seats = ", ".join(f"seat {s} {names[s]}" for s in sorted(names))
-        print(f"\nround {number}: {seats}")
+        print(f"\nround {number}: {seats_text(replica, rnd)}")
         for step in rnd.steps:
-            if step.move is None:
-                continue
-            mark = "" if step.applied else f"   (rejected: {step.reason})"
-            air = "  (in the air)" if step.in_the_air else ""
-            print(f"  {step.op.lamport:>6}  {move_text(step.move)}{air}{mark}")
+            line = step_text(step)
+            if line is not None:
+                print(line)
         if final is None:
             findings += 1
             print(f"round {number} never became final: it cannot be audited")

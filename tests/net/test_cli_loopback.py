@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 
 from .procs import FAST, FAST_JOIN, finish, nerts, table_name
 
 LO = ["--interface", "127.0.0.1"]
+#: A move as `replay` prints it: its Lamport time, then the move's text.
+MOVE_LINE = re.compile(r"^ +\d+  \d ")
 #: The machine running the suite may be loaded: give up on a silent peer only after long.
 PATIENT = ["--silence", "60"]
 
@@ -174,3 +177,28 @@ def test_a_table_whose_name_fills_the_wire_seats_bots_and_guests_named_after_it(
     assert len(lines[0]) == 2  # the round, then the match
     assert lines[0] == lines[1]
     assert len(json.loads(lines[0][0])["seats"]) == 3
+
+
+def test_a_spectator_without_json_prints_each_move_live_as_its_replay_prints_it(
+    tmp_path: Path,
+) -> None:
+    name = table_name()
+    seats = ["--seats", "2", "--bots", "1", "--rounds", "1"]
+    host = nerts(["host", "--name", name, *seats, "--headless", *LO, *FAST, *PATIENT])
+    time.sleep(0.5)
+    watcher = nerts(["spectate", name, "--as", "eve", *LO, *PATIENT, "--data-dir", str(tmp_path)])
+    (code, watched, err), (host_code, _, host_err) = finish(watcher), finish(host)
+    assert code == 0, err
+    assert host_code == 0, host_err
+    header = watched.splitlines()[0]
+    assert header.startswith("round 1 begins: seat 0 ")
+    assert f" {name}," in header or header.endswith(f" {name}")
+    assert f" {name}-bot1" in header
+    moves = [line for line in watched.splitlines() if MOVE_LINE.match(line)]
+    assert moves, "the spectator printed no move"
+    (saved,) = (tmp_path / "replays").glob("*.nrp")
+    code, replayed, err = finish(nerts(["replay", str(saved)]))
+    assert code == 0, err
+    assert moves == [line for line in replayed.splitlines() if MOVE_LINE.match(line)]
+    # then the round's summary, as a player prints it
+    assert any(line.startswith("round 1: ") for line in watched.splitlines())

@@ -75,6 +75,18 @@ def _wait_until_listed(name: str, seats_taken: int) -> None:
     raise AssertionError(f"{name} never showed {seats_taken} seats taken")
 
 
+def _wait_until_playing(name: str, seats_taken: int) -> None:
+    """Until the table has its players and the round is on (bots at human pace: it lasts a
+    while). Polled, not slept: on a loaded machine starting and admitting them takes long."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        _, out, _ = finish(nerts(["list", "--json", "--timeout", "2", *LO]))
+        ours = [t for t in map(json.loads, out.splitlines()) if t["name"] == name]
+        if ours and ours[0]["seats_taken"] == seats_taken and ours[0]["phase"] == "playing":
+            return
+    raise AssertionError(f"{name} never showed a round played by {seats_taken}")
+
+
 def test_join_a_full_table_says_it_is_full() -> None:
     name = table_name()
     host = nerts(["host", "--name", name, "--seats", "2", "--bots", "1", "--headless", *LO])
@@ -120,14 +132,7 @@ def test_a_player_gone_silent_ends_the_host_with_a_plain_error() -> None:
     )
     time.sleep(0.5)
     guest = nerts(["join", name, "--headless", *LO, "--bot-pace", "1"])
-    # Until the guest has its seat and the round is on (bots at human pace: it lasts a
-    # while). Polled, not slept: on a loaded machine starting and admitting it takes long.
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        code, out, _ = finish(nerts(["list", "--json", "--timeout", "2", *LO]))
-        ours = [t for t in map(json.loads, out.splitlines()) if t["name"] == name]
-        if ours and ours[0]["seats_taken"] == 2 and ours[0]["phase"] == "playing":
-            break
+    _wait_until_playing(name, seats_taken=2)
     time.sleep(1.0)
     guest.kill()
     guest.communicate()

@@ -561,3 +561,19 @@ async def test_the_host_screen_turns_its_choices_into_rules(headless: None) -> N
         host.choose("spectators")
         assert not host.spectators
         nursery.cancel_scope.cancel()
+
+
+async def test_the_host_screen_refuses_a_table_name_the_wire_cannot_carry(headless: None) -> None:
+    async with trio.open_nursery() as nursery:
+        app = network_app(nursery)
+        host = HostScreen(app)
+        assert len(host.table_name.text.encode()) <= 32  # the name it offers fits
+        host.table_name.text = "ü" * 20  # 20 letters, 40 bytes of UTF-8
+        host.open()
+        assert not host.opening
+        assert "at most 32 bytes of UTF-8" in host.problem
+        host.table_name.text = "   "
+        host.open()
+        assert not host.opening
+        assert host.problem == "the table needs a name"
+        nursery.cancel_scope.cancel()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import random
 from pathlib import Path
 
@@ -11,6 +12,7 @@ from client.cli import main
 from nerts_p2p.game.engine import omniscient_start
 from nerts_p2p.game.rules import Rules
 from protocol.errors import DropReason
+from tools.fuzz.campaign import Progress
 from tools.fuzz.invariants import conservation_problems
 from tools.fuzz.mutate import Mutator
 from tools.fuzz.schedule import ALL_KINDS, DEFAULT_KINDS, Schedule, ScheduleShape, generate
@@ -182,3 +184,16 @@ def test_a_rejected_op_past_its_authors_expulsion_is_no_split() -> None:
     rejecting.replica.sync.expelled[author] = seq - 1
     check(table)
     assert "split_by_invalid_twin" not in [p.kind for p in table.problems]
+
+
+def test_a_long_case_label_is_cut_visibly_on_a_progress_line_of_its_own() -> None:
+    stream = io.StringIO()
+    progress = Progress(2, stream, live=False)
+    progress.update("hostile datagram_flooder: detected in 0.12s; contained, every peer agreed", 0)
+    progress.update("link: seed 3", 1)
+    long_line, short_line = stream.getvalue().splitlines()
+    assert "detected in 0.12s; contained, ev..." in long_line
+    assert long_line.endswith("findings: 0")
+    assert len(long_line) <= 100
+    assert "link: seed 3 " in short_line
+    assert short_line.endswith("findings: 1")

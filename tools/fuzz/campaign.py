@@ -96,6 +96,10 @@ def p99(values: list[float]) -> float | None:
     return round(statistics.quantiles(values, n=100)[98], 4)
 
 
+#: The case's words on the progress line (the bar and the counts take the rest of 100).
+LABEL_WIDTH = 56
+
+
 class Progress:
     """One line on the terminal, redrawn: a bar, the case, and the findings so far."""
 
@@ -110,7 +114,9 @@ class Progress:
         width = 28
         filled = width * self.done // self.total
         bar = "#" * filled + "-" * (width - filled)
-        line = f"[{bar}] {self.done}/{self.total} {label[:48]:48s} findings: {findings}"
+        # Cut to one terminal line, visibly ("..."), not in the middle of a word unmarked.
+        shown = label if len(label) <= LABEL_WIDTH else label[: LABEL_WIDTH - 3] + "..."
+        line = f"[{bar}] {self.done}/{self.total} {shown:{LABEL_WIDTH}s} findings: {findings}"
         if self.live:
             self.stream.write("\r" + line)
             if self.done == self.total:

@@ -96,8 +96,8 @@ def p99(values: list[float]) -> float | None:
     return round(statistics.quantiles(values, n=100)[98], 4)
 
 
-#: The case's words on the progress line (the bar and the counts take the rest of 100).
-LABEL_WIDTH = 56
+#: The case's words on the progress line (with the bar and the counts, under 100 columns).
+LABEL_WIDTH = 48
 
 
 class Progress:

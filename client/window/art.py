@@ -121,6 +121,13 @@ def _fast(surface: pygame.Surface) -> pygame.Surface:
     return surface.convert_alpha()
 
 
+def drawable(text: str) -> str:
+    """`text` as pygame can draw it: other peers choose the names the window shows, and
+    pygame refuses a NUL character (ValueError) and a lone surrogate; control characters
+    it would draw as boxes. Each is left out."""
+    return "".join(c for c in text if c.isprintable())
+
+
 class Fonts:
     """pygame fonts by pixel size, and rendered text cached by (text, size, colour, bold)."""
 
@@ -143,7 +150,7 @@ class Fonts:
         if surface is None:
             if len(self._text) > 2000:
                 self._text.clear()
-            surface = self.font(int(size), bold).render(text, True, colour)
+            surface = self.font(int(size), bold).render(drawable(text), True, colour)
             self._text[key] = surface
         return surface
 

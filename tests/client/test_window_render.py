@@ -59,10 +59,14 @@ def shot(app: WindowApp, name: str) -> pygame.Surface:
 
 
 def static_table(
-    app: WindowApp, *, pending: frozenset[int] = frozenset(), phase: str = PLAYING
+    app: WindowApp,
+    *,
+    pending: frozenset[int] = frozenset(),
+    phase: str = PLAYING,
+    names: tuple[str, str] = ("Ann", "Bob"),
 ) -> TableScreen:
     state = two_seat_state()
-    view = TableView(phase, state.rules, ("Ann", "Bob"), 0, 1, state, pending, elapsed=42.0)
+    view = TableView(phase, state.rules, names, 0, 1, state, pending, elapsed=42.0)
     screen = TableScreen(app, StaticSession(view))
     app.show(screen)
     return screen
@@ -162,6 +166,17 @@ def test_table_shows_every_card_where_the_state_has_it(headless: None) -> None:
     assert all(near(p, NORMAL.felt, 12) for p in pixels)
     top = next(p for p in screen.places if p.pile.kind == FOUNDATION)
     assert top.entry == make_card(1, parse_face("2H"))
+
+
+def test_a_name_another_peer_chose_with_a_nul_in_it_is_drawn_without_it(headless: None) -> None:
+    # The wire lets a name hold any text up to 32 bytes; pygame refuses to draw a NUL
+    # (ValueError), which once would have ended the window at that peer's first frame.
+    app = make_app()
+    static_table(app, names=("Ann", "Bo\x00b\x1b[2J"))
+    frame(app)
+    assert app.fonts.text("Bo\x00b", 20, (0, 0, 0)).get_width() == (
+        app.fonts.text("Bob", 20, (0, 0, 0)).get_width()
+    )
 
 
 def test_the_four_colour_deck_paints_diamonds_blue(headless: None) -> None:

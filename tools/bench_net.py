@@ -4,7 +4,9 @@ runs with their spread, compared as ratios within one run. Everything binds to 1
 - move latency: four player processes (`tools.bench_net_peer`), each a node on its own UDP
   socket on loopback with an expert bot at its seat at 20 times human pace; for every MOVE,
   the time from its authoring at one process (its signing begins) to its folding at each
-  other process; p50 and p99 per round. Beside it the floor measured in the same run: one
+  other process; p50 and p99 per round, and the p50 at the first, second and third of a
+  move's receivers to fold it (three receivers and the author share two cores here, so
+  the later ones wait for a core). Beside it the floor measured in the same run: one
   op-sized datagram signed in one process, sent over loopback UDP to another that sleeps
   until it arrives, and verified there (and, as measured before, the same in one busy loop
   of one process, which wakes nobody). `tools.bench_net_trace` shows where a move's time goes.

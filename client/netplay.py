@@ -36,7 +36,13 @@ from nerts_p2p.net.store import (
     resumable_tables,
 )
 from nerts_p2p.net.transport import Address, AddressInUseError
-from nerts_p2p.table.replica import RoundFinal, RoundStarted, StableState, TableReplica
+from nerts_p2p.table.replica import (
+    RoundFinal,
+    RoundStarted,
+    RoundVoided,
+    StableState,
+    TableReplica,
+)
 from nerts_p2p.table.status import round_began_full
 from protocol import admission
 from protocol.envelope import PROTOCOL_VERSION
@@ -416,6 +422,14 @@ class LiveMoves:
                 self.printer.line(line)
         self.printed[number] = end
 
+    def voided(self, number: int) -> None:
+        """The round's START lost to a departure vote: a new START will open the round of
+        this number again (its seats may differ), and it is printed from its beginning."""
+        if self.printed.pop(number, None) is not None:
+            self.printer.line(
+                f"round {number} begins again: the table had voted out the player who started it"
+            )
+
 
 @dataclass
 class _Watch:
@@ -571,6 +585,8 @@ async def _watch_events(
     async for event in node.events:
         if isinstance(event, StableState) and watch.live is not None:
             watch.live.stable(replica, event.round, event.stable_ops)
+        elif isinstance(event, RoundVoided) and watch.live is not None:
+            watch.live.voided(event.round)
         elif isinstance(event, RoundFinal):
             rnd = replica.rounds[event.round]
             if watch.live is not None:

@@ -12,10 +12,12 @@ from __future__ import annotations
 import json
 import os
 import random
+import signal
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Final
 
 import trio
 
@@ -154,6 +156,25 @@ class LocalPeer:
     store: TableStore | None = None
 
 
+def _bot_dir(data_dir: Path, index: int) -> Path:
+    return data_dir / "bots" / f"bot{index + 1}"
+
+
+def _household(options: PeerOptions) -> list[Path]:
+    """The data dirs of this process's peers: ours, then each of our bots'."""
+    if options.data_dir is None:
+        return []
+    return [options.data_dir, *(_bot_dir(options.data_dir, i) for i in range(options.bots))]
+
+
+def _kept_ops(data_dir: Path, table: bytes) -> list[bytes]:
+    """The ops of `table` that this data dir's store kept, if its match had not ended."""
+    store = stored_table(data_dir, table)
+    if store is None or store.header is None or store.ended:
+        return []
+    return store.own_ops
+
+
 async def _open_node(
     data_dir: Path | None,
     header: TableHeader,
@@ -161,12 +182,23 @@ async def _open_node(
     fresh: Callable[[SigningKeyPair], TableReplica],
     *,
     bootstrap: Address | None,
+    household: Sequence[Path] = (),
 ) -> tuple[TableNode, TableStore | None]:
     """A node for `header`'s table, resumed from this data dir's store of it if its match
-    had not ended (`nerts_p2p.net.opening`)."""
+    had not ended (`nerts_p2p.net.opening`), with the ops the other peers of this process
+    (`household`) kept: a host that ran only its own bots comes back with them."""
     previous = stored_table(data_dir, header.table)
+    neighbours = [
+        op for other in household if other != data_dir for op in _kept_ops(other, header.table)
+    ]
     return await open_table_node(
-        data_dir, header, interface, fresh, previous=previous, bootstrap=bootstrap
+        data_dir,
+        header,
+        interface,
+        fresh,
+        previous=previous,
+        bootstrap=bootstrap,
+        neighbours=neighbours,
     )
 
 
@@ -178,14 +210,19 @@ async def _bot_peers(
     peers = []
     for i in range(options.bots):
         name = fit_name(options.name, f"-bot{i + 1}")
-        data_dir = options.data_dir / "bots" / f"bot{i + 1}" if options.data_dir else None
+        data_dir = _bot_dir(options.data_dir, i) if options.data_dir else None
         header = TableHeader(table, host, host_address, "", name, PLAYER, 0, False)
 
         def fresh(key: SigningKeyPair, name: str = name) -> TableReplica:
             return TableReplica.joining(key, table, name=name, role=PLAYER, randomness=os.urandom)
 
         node, store = await _open_node(
-            data_dir, header, options.interface, fresh, bootstrap=host_address
+            data_dir,
+            header,
+            options.interface,
+            fresh,
+            bootstrap=host_address,
+            household=_household(options),
         )
         node.table_host = host
         if options.passphrase is not None:
@@ -243,8 +280,9 @@ async def _host_table(options: PeerOptions, rules: Rules, *, spectators: bool) -
         )
 
     node, store = await _open_node(
-        options.data_dir, header, options.interface, fresh, bootstrap=None
-    )
+        options.data_dir, header, options.interface, fresh, bootstrap=None,
+        household=_household(options),
+    )  # fmt: skip
     replica = node.replica
     refusal = rehosting_refusal(
         replica, options.name, passphrase_given=options.passphrase is not None,
@@ -348,8 +386,9 @@ async def _join_table(options: PeerOptions, table_name: str, *, role: int, timeo
         )
 
     node, store = await _open_node(
-        options.data_dir, header, options.interface, fresh, bootstrap=host_address
-    )
+        options.data_dir, header, options.interface, fresh, bootstrap=host_address,
+        household=_household(options),
+    )  # fmt: skip
     if options.passphrase is not None:
         await _use_passphrase(node.replica, options)
     bot = _bot(options, options.name) if options.headless and role == PLAYER else None
@@ -620,13 +659,47 @@ async def _keep_announcement(announcer: TableAnnouncer, node: TableNode) -> None
         await trio.sleep(0.5)
 
 
+#: Signals that end a network command in order: what its `finally` blocks keep (the
+#: replay of an interrupted match, a withdrawn announcement) is kept, and the store is left
+#: as a crash leaves it, so the same command takes the seat back.
+STOP_SIGNALS: Final = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+async def _until_stopped(command: Callable[[], Awaitable[int]]) -> int:
+    """`command`'s exit status, or 128 + the signal's number if one of `STOP_SIGNALS`
+    came first (Ctrl-C: 130, `kill`: 143), after cancelling it."""
+    status: list[int] = []
+    with trio.open_signal_receiver(*STOP_SIGNALS) as signals:
+        try:
+            async with trio.open_nursery() as nursery:
+
+                async def run() -> None:
+                    status.append(await command())
+                    nursery.cancel_scope.cancel()
+
+                async def stop() -> None:
+                    async for signum in signals:
+                        status.append(128 + signum)
+                        nursery.cancel_scope.cancel()
+                        return
+
+                nursery.start_soon(run)
+                nursery.start_soon(stop)
+        except BaseExceptionGroup as group:
+            # The command's own error, as the command raised it (one plain line).
+            if len(group.exceptions) == 1:
+                raise group.exceptions[0] from None
+            raise
+    return status[0]
+
+
 def run_command(command: Callable[[], Awaitable[int]]) -> int:
     """Run a network command; what a user must be told comes out as one plain line on
     stderr and exit status 1."""
     try:
-        return trio.run(command)
+        return trio.run(_until_stopped, command)
     except (NetPlayError, AddressInUseError, StoreError) as exc:
         print(f"nerts-p2p: {exc}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # before the signal receiver is up, or after it is gone
         return 130

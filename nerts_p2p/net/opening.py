@@ -9,7 +9,7 @@ resuming reaches both.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from nerts_p2p.net.node import TableNode
@@ -56,10 +56,13 @@ async def open_table_node(
     previous: TableStore | None,
     bootstrap: Address | None,
     key: SigningKeyPair | None = None,
+    neighbours: Iterable[bytes] = (),
 ) -> tuple[TableNode, TableStore | None]:
     """A node for `header`'s table: resumed from `previous` (this data dir's store of that
     table) if its match had not ended, else fresh (`fresh(key)` makes the replica) with a
-    store begun for it. A store that cannot be written is a `StoreError` in plain words."""
+    store begun for it. A store that cannot be written is a `StoreError` in plain words.
+    `neighbours`: the table's ops that the other peers of this process kept
+    (`resume_replica`)."""
     key = key or identity(data_dir)
     if (
         previous is not None
@@ -75,7 +78,7 @@ async def open_table_node(
             transport = await open_udp_transport(interface, previous.header.port)
         except AddressInUseError:
             transport = await open_udp_transport(interface)  # they learn the new one
-        replica = resume_replica(key, previous, randomness=os.urandom)
+        replica = resume_replica(key, previous, randomness=os.urandom, neighbours=neighbours)
         node = TableNode(
             replica,
             transport,

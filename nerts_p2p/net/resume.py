@@ -17,7 +17,7 @@ revealed twice.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from nerts_p2p.net.store import TableStore
 from nerts_p2p.table.replica import TableReplica
@@ -32,7 +32,13 @@ def resume_replica(
     *,
     randomness: Callable[[int], bytes],
     heartbeat_interval: float = 0.075,
+    neighbours: Iterable[bytes] = (),
 ) -> TableReplica:
+    """`neighbours`: op datagrams of the same table kept by the other peers of this process
+    (a host's bots, in stores of their own), loaded beside ours through the same gate. A
+    restarted peer waits for the ops its own depend on (PROTOCOL.md 14); when every member
+    of the table restarts in one process, only they hold those ops, and each waiting for
+    another's, quiet, none would ever come."""
     header = store.header
     assert header is not None, "a store without its TABLE record cannot be resumed"
     own: list[Op] = []
@@ -46,7 +52,7 @@ def resume_replica(
     replica = TableReplica.restore(
         key,
         header.table,
-        store.own_ops,
+        [*store.own_ops, *neighbours],
         name=header.me,
         role=header.role,
         randomness=randomness,

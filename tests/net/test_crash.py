@@ -3,9 +3,12 @@ every process with the same records, and nobody is expelled (issue 6, PROTOCOL.m
 
 from __future__ import annotations
 
+import signal
 import time
 from itertools import pairwise
 from pathlib import Path
+
+import pytest
 
 from nerts_p2p.net.replay import load_replay
 from nerts_p2p.net.store import RecordKind, encode_record, read_records
@@ -107,3 +110,60 @@ def test_a_player_killed_mid_round_resumes_and_the_match_completes(tmp_path: Pat
     assert [f.round for f in replay.finals] == [1, 2]
     assert all(not f.cheaters and not f.audit.diverged and not f.departed for f in replay.finals)
     assert [op.hash for op in replay.replica.sync.logs[ann_id]] == [op.hash for op in after]
+
+
+def _bot_table(host_dir: Path) -> list[str]:
+    """A host that plays its seat with a bot and runs one more bot: the whole table in one
+    process."""
+    return [
+        "host",
+        "--name",
+        table_name(),
+        "--seats",
+        "2",
+        "--bots",
+        "1",
+        "--rounds",
+        "1",
+        *PLAY,
+        "--bot-pace",
+        "0.3",
+        "--nerts-size",
+        "8",
+        "--data-dir",
+        str(host_dir),
+    ]
+
+
+@pytest.mark.parametrize("stop", [signal.SIGKILL, signal.SIGTERM, signal.SIGINT])
+def test_a_host_that_ran_only_its_own_bot_comes_back_with_it_after_it_was_stopped(
+    tmp_path: Path, stop: signal.Signals
+) -> None:
+    # Every member of this table lives in one process, so stopping it stops them all: each
+    # comes back from its own store waiting for ops only the others' stores kept. They were
+    # once all quiet for ever, each waiting for another (PROTOCOL.md 14).
+    host_dir = tmp_path / "host"
+    command = _bot_table(host_dir)
+    host = nerts(command)
+    _wait_mid_round(host_dir, 1)
+    host.send_signal(stop)
+    code, _, err = finish(host)
+    if stop != signal.SIGKILL:
+        # Ctrl-C and `kill` end it in order: no traceback, the interrupted match's replay
+        # kept, the exit status of the signal; the store is left for the seat to be taken up.
+        assert code == 128 + stop, err
+        assert "Traceback" not in err
+        (saved,) = (host_dir / "replays").glob("*.nrp")
+        assert f"replay saved to {saved}" in err
+    before = _own_ops(host_dir)
+    code, out, err = finish(nerts(command))
+    assert code == 0, err
+    record, match = out.splitlines()
+    assert record.startswith('{"round":1')
+    assert '"departed":[]' in record
+    assert '"cheaters":[]' in record
+    assert '"rounds":1' in match
+    # The host took its chain up where it was: the same ops first, no seq used twice.
+    after = _own_ops(host_dir)
+    assert [op.hash for op in after[: len(before)]] == [op.hash for op in before]
+    assert [op.seq for op in after] == list(range(1, len(after) + 1))

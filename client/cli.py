@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -282,25 +283,37 @@ def _practice_over_the_node(args: argparse.Namespace, rules: Rules) -> int:
         announce=False,
         replays=_data_dir(args) / "replays",
     )
+    assert options.replays is not None
+    try:
+        options.replays.mkdir(parents=True, exist_ok=True)  # found out now, not at the end
+    except OSError as exc:
+        print(
+            f"nerts-p2p: cannot keep replays in {options.replays}: {exc.strerror}", file=sys.stderr
+        )
+        return 1
     return run_command(lambda: host_table(options, seated))
 
 
 # --- network play (client/netplay.py) ---------------------------------------------------------
 
 
+def _check_positive(value: float, option: str, what: str = "number of seconds") -> None:
+    """A finite number above 0: nan and inf are refused too (inf would wait for ever)."""
+    if not (math.isfinite(value) and value > 0):
+        raise NertsError(f"{option} must be a positive {what}, got {value}")
+
+
 def _check_timing(args: argparse.Namespace) -> None:
     """--bot-pace, --silence, --rounds and --timeout, where the command has them."""
-    if args.bot_pace <= 0:
-        raise NertsError(f"--bot-pace must be positive, got {args.bot_pace}")
-    if not args.silence > 0:
-        # 0 would give up on every player at once, before anyone could say a word.
-        raise NertsError(f"--silence must be a positive number of seconds, got {args.silence}")
+    _check_positive(args.bot_pace, "--bot-pace", "number")
+    # --silence 0 would give up on every player at once, before anyone could say a word.
+    _check_positive(args.silence, "--silence")
     rounds = getattr(args, "rounds", None)
     if rounds is not None and rounds < 1:
         raise NertsError(f"--rounds must be at least 1, got {rounds}")
     timeout = getattr(args, "timeout", None)  # join and spectate: how long to look
-    if timeout is not None and not timeout > 0:
-        raise NertsError(f"--timeout must be a positive number of seconds, got {timeout}")
+    if timeout is not None:
+        _check_positive(timeout, "--timeout")
 
 
 def _peer_options(args: argparse.Namespace, name: str) -> PeerOptions:
@@ -334,7 +347,11 @@ def _peer_options(args: argparse.Namespace, name: str) -> PeerOptions:
 def _data_dir(args: argparse.Namespace) -> Path:
     from nerts_p2p.net.store import default_data_dir
 
-    return Path(args.data_dir) if args.data_dir else default_data_dir()
+    if args.data_dir is None:
+        return default_data_dir()
+    if not args.data_dir.strip():
+        raise NertsError("--data-dir must name a directory, got an empty string")
+    return Path(args.data_dir)
 
 
 def _check_interface(text: str) -> None:
@@ -417,8 +434,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
     from client.netplay import list_tables, run_command
 
     _check_interface(args.interface)
-    if args.timeout <= 0:
-        raise NertsError(f"--timeout must be positive, got {args.timeout}")
+    _check_positive(args.timeout, "--timeout")
     return run_command(lambda: list_tables(args.interface, args.timeout, as_json=args.json))
 
 

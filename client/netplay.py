@@ -577,7 +577,7 @@ def _save_replay(me: LocalPeer, options: PeerOptions) -> None:
     try:
         path = save_replay(replays, replica, table_name=name)
     except OSError as exc:
-        print(f"nerts-p2p: could not save the replay: {exc.strerror}", file=sys.stderr)
+        print(f"nerts-p2p: could not save the replay in {replays}: {exc.strerror}", file=sys.stderr)
         return
     print(f"nerts-p2p: replay saved to {path}", file=sys.stderr)
 

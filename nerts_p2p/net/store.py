@@ -236,10 +236,24 @@ class AppendHandle:
 
 
 def load_identity(data_dir: Path) -> bytes | None:
-    for kind, payload in RecordFile(data_dir / "identity").read():
+    """The key's seed, or None if this data dir has no identity file yet. A file that is
+    there but holds no readable key is a `StoreError`: replacing it silently would make this
+    peer a stranger at every table it sits at (its seat, its chain and its deals are the
+    old key's), so the person decides."""
+    path = data_dir / "identity"
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise StoreError(f"cannot read {path}: {exc.strerror}") from exc
+    for kind, payload in read_records(data, what=str(path)).records:
         if kind == RecordKind.KEY and isinstance(payload, bytes) and len(payload) == 32:
             return payload
-    return None
+    raise StoreError(
+        f"{path} holds no readable key (damaged or emptied): move it away to start with a new "
+        "key; the tables this one sat at will not know the new one"
+    )
 
 
 def save_identity(data_dir: Path, seed: bytes) -> None:
@@ -374,8 +388,19 @@ def data_dir_lock(data_dir: Path | None) -> Iterator[None]:
     if data_dir is None:
         yield
         return
-    data_dir.mkdir(parents=True, exist_ok=True)
-    with (data_dir / "lock").open("a") as handle:
+    if data_dir.exists() and not data_dir.is_dir():
+        raise StoreError(f"cannot use {data_dir} as a data directory: it is a file")
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+        handle = (data_dir / "lock").open("a")
+    except OSError as exc:
+        # A regular file where the directory should be, a parent that is a file, a
+        # read-only place: said in words, before anything is played.
+        raise StoreError(
+            f"cannot use {data_dir} as a data directory: {exc.strerror or exc} "
+            f"({exc.filename or data_dir})"
+        ) from None
+    with handle:
         try:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:

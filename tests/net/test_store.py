@@ -196,3 +196,35 @@ def test_a_replay_is_written_in_one_go_with_one_fsync(
     RecordFile(path).append_all(records)
     assert len(synced) == 1
     assert RecordFile(path).read_only() == records
+
+
+@pytest.mark.parametrize("damage", [b"", b"\x00" * 52, b"garbage that is not a record"])
+def test_a_damaged_identity_is_refused_not_replaced_by_a_new_key(
+    tmp_path: Path, damage: bytes
+) -> None:
+    (tmp_path / "identity").write_bytes(damage)
+    with pytest.raises(StoreError, match=r"holds no readable key .* move it away"):
+        load_identity(tmp_path)
+    assert (tmp_path / "identity").read_bytes() == damage  # left as it was, for the person
+
+
+def test_a_data_dir_that_cannot_be_one_is_refused_in_words(tmp_path: Path) -> None:
+    a_file = tmp_path / "afile"
+    a_file.write_text("not a directory")
+    with (
+        pytest.raises(StoreError, match="afile as a data directory: it is a file"),
+        data_dir_lock(a_file),
+    ):
+        pass
+    with (
+        pytest.raises(StoreError, match="sub as a data directory: Not a directory"),
+        data_dir_lock(a_file / "sub"),
+    ):
+        pass
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "lock").mkdir()  # the lock file is a directory
+    with (
+        pytest.raises(StoreError, match="as a data directory: Is a directory"),
+        data_dir_lock(tmp_path / "d"),
+    ):
+        pass

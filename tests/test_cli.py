@@ -181,6 +181,11 @@ def test_bench_sync_reports_the_gate_the_wire_the_fold_and_the_heal(
         (["host", "--name", "t", "--headless", "--silence", "0"], "--silence must be a positive"),
         (["join", "t", "--headless", "--timeout", "0"], "--timeout must be a positive number"),
         (["spectate", "t", "--timeout", "-1"], "--timeout must be a positive number"),
+        (["host", "--name", "t", "--headless", "--bot-pace", "nan"], "positive number, got nan"),
+        (["play", "--bots", "1", "--headless", "--bot-pace", "inf"], "positive number, got inf"),
+        (["join", "t", "--headless", "--silence", "inf"], "--silence must be a positive number"),
+        (["list", "--timeout", "nan"], "--timeout must be a positive number of seconds, got nan"),
+        (["host", "--name", "t", "--headless", "--data-dir", " "], "--data-dir must name a dir"),
     ],
 )
 def test_bad_counts_and_options_are_usage_errors_in_plain_words(

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Final
 
 from nerts_p2p.net.records import network_round_record
-from nerts_p2p.net.store import RecordFile, RecordKind, StoreError
+from nerts_p2p.net.store import MAGIC, RecordFile, RecordKind, StoreError
 from nerts_p2p.table.replica import RoundFinal, TableReplica
 from protocol.errors import DropReason
 from protocol.messages import SPECTATOR, Op
@@ -79,15 +79,31 @@ class ReplayResult:
         return [network_round_record(self.replica.rounds[f.round], f) for f in self.finals]
 
 
+#: A replay is a match's signed log: 64 authors' ops of at most 1,200 bytes, a few thousand
+#: a round. 256 MiB is dozens of long matches; a bigger file is not one.
+MAX_REPLAY_BYTES: Final = 256 * 2**20
+
+
 def load_replay(path: Path) -> ReplayResult:
     """Verify every op of a replay file and fold it. Raises `StoreError` in plain words for
     a file that is not a replay or is damaged."""
     if not path.is_file():
         raise StoreError(f"{path} does not exist or is not a file")
     try:
-        records = RecordFile(path).read_only()
-    except StoreError:
-        raise
+        size = path.stat().st_size
+        with path.open("rb") as f:
+            start = f.read(len(MAGIC))
+    except OSError as exc:
+        raise StoreError(f"cannot read {path}: {exc.strerror}") from exc
+    # Looked at before the whole file is read: a 10 GB file of anything is refused at once.
+    if start != MAGIC:
+        raise StoreError(f"{path} is not a nerts-p2p replay")
+    if size > MAX_REPLAY_BYTES:
+        raise StoreError(
+            f"{path} is {size / 2**20:,.0f} MiB: larger than any match's replay "
+            f"({MAX_REPLAY_BYTES // 2**20} MiB at most)"
+        )
+    records = RecordFile(path).read_only()
     if not records or records[0][0] != RecordKind.REPLAY:
         raise StoreError(f"{path} is not a nerts-p2p replay")
     header = records[0][1]

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from nerts_p2p.net.store import RecordFile, RecordKind, encode_record
+from nerts_p2p.net.replay import MAX_REPLAY_BYTES, load_replay
+from nerts_p2p.net.store import MAGIC, RecordFile, RecordKind, StoreError, encode_record
 
 from .procs import FAST, finish, nerts, table_name
 
@@ -101,3 +102,18 @@ def test_a_forged_op_in_a_well_formed_file_fails_verification(
     code, _, err = finish(nerts(["replay", str(out_path)]))
     assert code == 1
     assert "do not verify" in err
+
+
+def test_a_huge_file_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    # Sparse: gigabytes on no disk. Read whole, it once took the memory it claimed.
+    zeros = tmp_path / "zeros.nrp"
+    with zeros.open("wb") as f:
+        f.truncate(10 * 2**30)
+    with pytest.raises(StoreError, match="is not a nerts-p2p replay"):
+        load_replay(zeros)
+    looks_like_one = tmp_path / "big.nrp"
+    with looks_like_one.open("wb") as f:
+        f.write(MAGIC)
+        f.truncate(MAX_REPLAY_BYTES + 1)
+    with pytest.raises(StoreError, match="larger than any match's replay"):
+        load_replay(looks_like_one)

@@ -4,13 +4,14 @@ starts everything a user can reach: the engine's simulator, the practice game, b
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import math
 import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from nerts_p2p.game.bots import LEVELS, BotLevel, level_named
 from nerts_p2p.game.errors import NertsError
@@ -680,6 +681,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: errno values of a write to stdout that cannot succeed: the output's disk is full.
+UNWRITABLE: Final = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
+
+
 def _quiet_stdout() -> None:
     """After a closed pipe: send whatever is still buffered nowhere, so that the interpreter's
     final flush does not complain either."""
@@ -700,6 +705,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         _quiet_stdout()
         return 0
+    except OSError as exc:
+        if exc.errno not in UNWRITABLE:
+            raise
+        # Our output's disk is full (`> /dev/full`): said in words, on stderr.
+        _quiet_stdout()
+        print(f"nerts-p2p: could not write the output: {exc.strerror}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 130
     except (NertsError, ValueError) as exc:

@@ -102,6 +102,9 @@ class Printer:
     json: bool
     closed: bool = False
     lines: list[str] = field(default_factory=list)
+    #: Why the output could not be written (a full disk), said once the match is over: the
+    #: game does not stop for it.
+    failed: str | None = None
 
     def line(self, text: str) -> None:
         self.lines.append(text)
@@ -110,9 +113,15 @@ class Printer:
         try:
             print(text, flush=True)
         except BrokenPipeError:
-            self.closed = True
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
+            self._silence()
+        except OSError as exc:
+            self.failed = exc.strerror or str(exc)
+            self._silence()
+
+    def _silence(self) -> None:
+        self.closed = True
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
 
     def round(self, record: dict[str, object]) -> None:
         if self.json:
@@ -519,6 +528,8 @@ async def _run(
         if peer.store is not None:
             peer.store.end()  # the match is over: nothing to resume
     watch.printer.match(network_match_record(watch.finals, target_reached=target_reached))
+    if watch.printer.failed is not None:
+        raise NetPlayError(f"could not write the output: {watch.printer.failed}")
     return 0
 
 

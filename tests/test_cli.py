@@ -236,6 +236,24 @@ def test_a_closed_pipe_ends_the_command_quietly(argv: list[str]) -> None:
     assert done.returncode == 0
 
 
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs Linux's /dev/full")
+@pytest.mark.parametrize("argv", [["simulate", "--rounds", "2", "--json"], ["position", START]])
+def test_output_to_a_full_disk_is_said_in_words(argv: list[str]) -> None:
+    with open("/dev/full", "wb") as full:
+        done = subprocess.run(
+            [sys.executable, "-m", "client.cli", *argv],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            cwd=ROOT,
+            timeout=120,
+            check=False,
+        )
+    assert done.stderr.decode() == (
+        "nerts-p2p: could not write the output: No space left on device\n"
+    )
+    assert done.returncode == 1
+
+
 def test_simulate_json_piped_to_head_prints_one_line_and_no_traceback() -> None:
     pipeline = subprocess.run(
         f"{sys.executable} -m client.cli simulate --rounds 50 --json | head -1",

@@ -253,10 +253,25 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+#: `play`'s table without --players: you and two bots.
+PLAYERS: Final = 3
+
+
 def _cmd_play(args: argparse.Namespace) -> int:
     from client.terminal import practice
 
-    rules = _rules_from(args, args.players)
+    if args.bots is not None:
+        if args.practice:
+            raise NertsError(
+                "--practice plays on this machine without the network node, --bots over it "
+                "on 127.0.0.1: give one of them"
+            )
+        if args.players is not None and args.players != args.bots + 1:
+            raise NertsError(
+                f"--players {args.players} and --bots {args.bots} disagree: with --bots the "
+                f"table has you and the bots ({args.bots + 1} players)"
+            )
+    rules = _rules_from(args, args.players if args.players is not None else PLAYERS)
     if args.bots is not None:
         return _practice_over_the_node(args, rules)
     return practice(rules, level_named(args.level), seed=args.seed, interactive=args.interactive)
@@ -307,8 +322,11 @@ def _check_positive(value: float, option: str, what: str = "number of seconds") 
 def _check_timing(args: argparse.Namespace) -> None:
     """--bot-pace, --silence, --rounds and --timeout, where the command has them."""
     _check_positive(args.bot_pace, "--bot-pace", "number")
-    # --silence 0 would give up on every player at once, before anyone could say a word.
+    # Below a second a busy machine's pause would look like a player gone: give up on
+    # nobody that soon (0 would give up on everyone at once).
     _check_positive(args.silence, "--silence")
+    if args.silence < 1:
+        raise NertsError(f"--silence must be at least 1 second, got {args.silence}")
     rounds = getattr(args, "rounds", None)
     if rounds is not None and rounds < 1:
         raise NertsError(f"--rounds must be at least 1, got {rounds}")
@@ -406,10 +424,16 @@ def _own_name(args: argparse.Namespace, suffix: str, default: str | None = None)
     return default if default is not None else fit_name(args.table, suffix)
 
 
+def _check_table_name(name: str) -> None:
+    if not name.strip():
+        raise NertsError("the table's name must not be empty (`nerts-p2p list` shows them)")
+
+
 def _cmd_join(args: argparse.Namespace) -> int:
     from client.netplay import join_table, run_command
     from protocol.messages import PLAYER
 
+    _check_table_name(args.table)
     _needs_headless(args)
     options = _peer_options(args, _own_name(args, "-guest"))
     return run_command(lambda: join_table(options, args.table, role=PLAYER, timeout=args.timeout))
@@ -419,6 +443,7 @@ def _cmd_spectate(args: argparse.Namespace) -> int:
     from client.netplay import join_table, run_command
     from protocol.messages import SPECTATOR
 
+    _check_table_name(args.table)
     options = _peer_options(args, _own_name(args, "", default="spectator"))
     return run_command(
         lambda: join_table(options, args.table, role=SPECTATOR, timeout=args.timeout)
@@ -587,8 +612,9 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument(
         "--players",
         type=whole_number(2, 16),
-        default=3,
-        help="seats at the table, you included (2..8)",
+        default=None,
+        help=f"players at the table, you included, 2..8 (with --partnerships 4..16, two per "
+        f"seat; default {PLAYERS}; with --bots N: N + 1)",
     )
     play.add_argument("--level", default="novice", help="bot level: novice, casual or expert")
     play.add_argument("--seed", type=any_whole_number, default=None)

@@ -333,6 +333,16 @@ async def _host_table(options: PeerOptions, rules: Rules, *, spectators: bool) -
 async def find_table(interface: str, name: str, timeout: float) -> TableAd:
     async with TableBrowser(interface) as browser:
         ad = await browser.wait_for(name, timeout)
+        namesakes = [
+            t for t in browser.tables.values() if ad is not None and t.name == name and t != ad
+        ]
+    if ad is not None and namesakes:
+        # Names are chosen by people, not unique: say which one we took.
+        print(
+            f"nerts-p2p: {1 + len(namesakes)} tables are named {name!r}; joining the one at "
+            f"{ad.address[0]}:{ad.address[1]} (host {ad.host_fingerprint.hex()})",
+            file=sys.stderr,
+        )
     if ad is None:
         raise NetPlayError(
             f"no table named {name!r} found on {interface} within {timeout:g} s "

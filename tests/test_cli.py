@@ -185,6 +185,11 @@ def test_bench_sync_reports_the_gate_the_wire_the_fold_and_the_heal(
         (["play", "--bots", "1", "--headless", "--bot-pace", "inf"], "positive number, got inf"),
         (["join", "t", "--headless", "--silence", "inf"], "--silence must be a positive number"),
         (["list", "--timeout", "nan"], "--timeout must be a positive number of seconds, got nan"),
+        (["play", "--bots", "1", "--players", "3", "--headless"], "--players 3 and --bots 1"),
+        (["play", "--practice", "--bots", "1", "--headless"], "give one of them"),
+        (["join", " ", "--headless"], "the table's name must not be empty"),
+        (["spectate", ""], "the table's name must not be empty"),
+        (["host", "--name", "t", "--headless", "--silence", "0.5"], "at least 1 second"),
         (["host", "--name", "t", "--headless", "--data-dir", " "], "--data-dir must name a dir"),
     ],
 )

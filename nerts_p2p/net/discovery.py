@@ -12,6 +12,7 @@ give it 127.0.0.1 or an address inside a network namespace they made.
 
 from __future__ import annotations
 
+import errno
 import ipaddress
 import socket
 import threading
@@ -119,6 +120,9 @@ def _open_zeroconf(interface: str) -> Zeroconf:
     try:
         return Zeroconf(interfaces=zeroconf_interfaces(interface))
     except OSError as exc:
+        if exc.errno in (errno.ENODEV, errno.EADDRNOTAVAIL):
+            # As the UDP socket says it (transport.py): no interface has this address.
+            raise NertsError(f"{interface} is not an address of this machine") from exc
         raise NertsError(f"cannot start mDNS on {interface}: {exc}") from exc
 
 

@@ -209,6 +209,18 @@ def test_bad_counts_and_options_are_usage_errors_in_plain_words(
 START = "nerts1 seats=2 play/0/0 - ?12:4D/TD,3C,JH,2S/?35/-/- ?12:8C/5H,AH,8S,2D/?35/-/-"
 
 
+def _cli_writing_to(stdout: int, argv: list[str]) -> subprocess.CompletedProcess[bytes]:
+    """`nerts-p2p ARGV` in a process of its own, its output into `stdout`."""
+    return subprocess.run(
+        [sys.executable, "-m", "client.cli", *argv],
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+        timeout=120,
+        check=False,
+    )
+
+
 @pytest.mark.parametrize(
     "argv",
     [
@@ -227,14 +239,7 @@ def test_a_closed_pipe_ends_the_command_quietly(argv: list[str]) -> None:
     read_end, write_end = os.pipe()
     os.close(read_end)
     try:
-        done = subprocess.run(
-            [sys.executable, "-m", "client.cli", *argv],
-            stdout=write_end,
-            stderr=subprocess.PIPE,
-            cwd=ROOT,
-            timeout=120,
-            check=False,
-        )
+        done = _cli_writing_to(write_end, argv)
     finally:
         os.close(write_end)
     assert done.stderr.decode() == ""
@@ -245,14 +250,7 @@ def test_a_closed_pipe_ends_the_command_quietly(argv: list[str]) -> None:
 @pytest.mark.parametrize("argv", [["simulate", "--rounds", "2", "--json"], ["position", START]])
 def test_output_to_a_full_disk_is_said_in_words(argv: list[str]) -> None:
     with open("/dev/full", "wb") as full:
-        done = subprocess.run(
-            [sys.executable, "-m", "client.cli", *argv],
-            stdout=full,
-            stderr=subprocess.PIPE,
-            cwd=ROOT,
-            timeout=120,
-            check=False,
-        )
+        done = _cli_writing_to(full.fileno(), argv)
     assert done.stderr.decode() == (
         "nerts-p2p: could not write the output: No space left on device\n"
     )

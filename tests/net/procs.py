@@ -17,6 +17,12 @@ FAST_JOIN = ["--bot-pace", "0.03"]
 PEER_COMMANDS = ("host", "join", "spectate")
 
 
+def bot_table(name: str, rounds: int = 1) -> list[str]:
+    """`host` options for a two-seat table whose other seat is the host's own bot: a match
+    that needs no other process."""
+    return ["host", "--name", name, "--seats", "2", "--bots", "1", "--rounds", str(rounds)]
+
+
 def table_name(prefix: str = "t") -> str:
     """A table name no other test announces (tests may run side by side)."""
     return f"{prefix}{uuid.uuid4().hex[:8]}"

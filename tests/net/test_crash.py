@@ -14,7 +14,7 @@ from nerts_p2p.net.replay import load_replay
 from nerts_p2p.net.store import RecordKind, encode_record, read_records
 from protocol.messages import Kind, Op, decode
 
-from .procs import finish, nerts, table_name
+from .procs import bot_table, finish, nerts, table_name
 
 LO = ["--interface", "127.0.0.1"]
 PLAY = ["--headless", "--json", "--silence", "60", "--bot-pace", "0.03", *LO]
@@ -116,15 +116,7 @@ def _bot_table(host_dir: Path) -> list[str]:
     """A host that plays its seat with a bot and runs one more bot: the whole table in one
     process."""
     return [
-        "host",
-        "--name",
-        table_name(),
-        "--seats",
-        "2",
-        "--bots",
-        "1",
-        "--rounds",
-        "1",
+        *bot_table(table_name()),
         *PLAY,
         "--bot-pace",
         "0.3",

@@ -13,7 +13,7 @@ from nerts_p2p.net import discovery
 from nerts_p2p.net.discovery import SERVICE_TYPE, TableAd, TableBrowser, ad_from_txt
 from protocol.envelope import PROTOCOL_VERSION
 
-from .procs import FAST, finish, nerts, table_name
+from .procs import FAST, bot_table, finish, nerts, table_name
 
 LO = ["--interface", "127.0.0.1"]
 
@@ -75,22 +75,7 @@ def test_a_standard_mdns_client_sees_the_table_ptr_srv_and_txt() -> None:
 async def test_the_announcement_is_withdrawn_when_the_match_ends() -> None:
     name = table_name()
     async with TableBrowser("127.0.0.1") as browser:
-        host = nerts(
-            [
-                "host",
-                "--name",
-                name,
-                "--seats",
-                "2",
-                "--bots",
-                "1",
-                "--rounds",
-                "1",
-                "--headless",
-                *LO,
-                *FAST,
-            ]
-        )
+        host = nerts([*bot_table(name), "--headless", *LO, *FAST])
         ad = await browser.wait_for(name, 30)
         assert ad is not None
         assert ad.seats_max == 2

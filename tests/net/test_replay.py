@@ -9,7 +9,7 @@ import pytest
 from nerts_p2p.net.replay import MAX_REPLAY_BYTES, load_replay
 from nerts_p2p.net.store import MAGIC, RecordFile, RecordKind, StoreError, encode_record
 
-from .procs import FAST, finish, nerts, table_name
+from .procs import FAST, bot_table, finish, nerts, table_name
 
 LO = ["--interface", "127.0.0.1"]
 
@@ -19,23 +19,7 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
     data = tmp_path_factory.mktemp("host")
     code, out, err = finish(
         nerts(
-            [
-                "host",
-                "--name",
-                table_name(),
-                "--seats",
-                "2",
-                "--bots",
-                "1",
-                "--rounds",
-                "1",
-                "--headless",
-                "--json",
-                "--data-dir",
-                str(data),
-                *LO,
-                *FAST,
-            ]
+            [*bot_table(table_name()), "--headless", "--json", "--data-dir", str(data), *LO, *FAST]
         )
     )
     assert code == 0, err

@@ -45,6 +45,7 @@ from nerts_p2p.table.replica import (
     StableState,
     TableReplica,
 )
+from nerts_p2p.table.round import ReplicatedRound
 from nerts_p2p.table.status import round_began_full
 from protocol import admission
 from protocol.envelope import PROTOCOL_VERSION
@@ -460,33 +461,57 @@ async def list_tables(interface: str, timeout: float, *, as_json: bool) -> int:
 class LiveMoves:
     """A spectator's text view, live: a round's seats, then each of its moves once it is
     stable (no late op can sort before it any more), printed as `nerts-p2p replay` prints
-    them. A spectator that joins late prints what it caught up with, then follows."""
+    them, then (by the caller) its summary; rounds strictly one after the other. A spectator
+    that joins late catches up on several rounds at once, their stable prefixes growing side
+    by side: a later round's moves wait until the rounds before it are over here."""
 
     printer: Printer
-    printed: dict[int, int] = field(default_factory=dict)  # round -> steps printed
+    #: the round being printed: the earliest one not over here (None: none seen yet)
+    current: int | None = None
+    #: its steps printed so far (None: not even its seats)
+    printed: int | None = None
 
-    def stable(self, replica: TableReplica, number: int, stable_ops: int) -> None:
-        rnd = replica.rounds.get(number)
+    def show(self, replica: TableReplica) -> None:
+        """Print what is stable of the current round and not printed yet."""
+        if self.current is None:
+            if not replica.rounds:
+                return
+            self.current = min(replica.rounds)
+        rnd = replica.rounds.get(self.current)
         if rnd is None:
             return
-        start = self.printed.get(number)
-        if start is None:
-            self.printer.line(f"round {number} begins: {seats_text(replica, rnd)}")
-            start = 0
-        end = max(start, min(stable_ops, len(rnd.steps)))
-        for step in rnd.steps[start:end]:
-            line = step_text(step)
-            if line is not None:
-                self.printer.line(line)
-        self.printed[number] = end
+        self._print(replica, rnd, min(rnd.announced_stable, len(rnd.steps)))
+
+    def finish(self, replica: TableReplica, number: int) -> None:
+        """Round `number` is final here: the rest of its moves (its summary follows), then
+        on to the next round."""
+        if self.current is None:
+            self.current = number
+        while self.current <= number:
+            rnd = replica.rounds.get(self.current)
+            if rnd is not None:
+                self._print(replica, rnd, len(rnd.steps))
+            self.current += 1
+            self.printed = None
 
     def voided(self, number: int) -> None:
         """The round's START lost to a departure vote: a new START will open the round of
         this number again (its seats may differ), and it is printed from its beginning."""
-        if self.printed.pop(number, None) is not None:
+        if number == self.current and self.printed is not None:
+            self.printed = None
             self.printer.line(
                 f"round {number} begins again: the table had voted out the player who started it"
             )
+
+    def _print(self, replica: TableReplica, rnd: ReplicatedRound, end: int) -> None:
+        if self.printed is None:
+            self.printer.line(f"round {rnd.number} begins: {seats_text(replica, rnd)}")
+            self.printed = 0
+        for step in rnd.steps[self.printed : end]:
+            line = step_text(step)
+            if line is not None:
+                self.printer.line(line)
+        self.printed = max(self.printed, end)
 
 
 @dataclass
@@ -644,18 +669,20 @@ async def _watch_events(
     replica = node.replica
     async for event in node.events:
         if isinstance(event, StableState) and watch.live is not None:
-            watch.live.stable(replica, event.round, event.stable_ops)
+            watch.live.show(replica)
         elif isinstance(event, RoundVoided) and watch.live is not None:
             watch.live.voided(event.round)
         elif isinstance(event, RoundFinal):
             rnd = replica.rounds[event.round]
             if watch.live is not None:
-                watch.live.stable(replica, event.round, len(rnd.steps))  # every move, then
+                watch.live.finish(replica, event.round)  # every move, then the summary
             watch.finals.append(event)
             record = network_round_record(rnd, event)
             if store is not None and event.round > len(store.finals):
                 store.append_final(record)
             watch.printer.round(record)
+            if watch.live is not None:
+                watch.live.show(replica)  # the next round's seats and moves so far
         elif isinstance(event, VersionMismatch):
             watch.error = (
                 f"protocol version mismatch: the table speaks version {event.version}, "

@@ -375,6 +375,8 @@ class Admission:
             return
         if self._paused.get(origin(source), -1.0) > now:
             raise RemoteProtocolError(DropReason.RATE_LIMITED, "a wrong answer came from here")
+        if self._restarting():
+            return
         refusal = self._policy(hello.role, source, now)
         if refusal is not None:
             self._refuse(source, joiner, refusal)
@@ -431,6 +433,8 @@ class Admission:
         if answer.sender in sync.admits:
             self._verdict(source, answer.sender, sync.admits[answer.sender][0], 0)
             return
+        if self._restarting():
+            return
         refusal = self._policy(pending.role, source, now, answering=True)
         if refusal is not None:
             self._refuse(source, answer.sender, refusal)
@@ -475,6 +479,12 @@ class Admission:
         if from_here >= PER_SOURCE_WAITING or self._source_life[where] >= life:
             return Refusal.BUSY
         return None
+
+    def _restarting(self) -> bool:
+        """A host back from a crash authors no ADMIT until it has its own chain back
+        (PROTOCOL.md 14): it answers nobody meanwhile, and the joiner's next HELLO (every
+        HELLO_RETRY) finds it ready, where a refusal would have sent it away ("full")."""
+        return self.sync.resuming is not None or self.sync.quarantined is not None
 
     def _player_limit(self) -> int:
         if self.player_limit is not None:

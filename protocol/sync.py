@@ -376,7 +376,11 @@ class SyncPeer:
             if not known:
                 # A peer we know nothing of yet: ask for its first op, which carries its key.
                 self.request(source, [(message.sender, 1, 1)], now)
-                if self.resuming is not None:
+                if self.resuming is not None and self.host != self.me:
+                    # Someone is there whose ops we lack: not alone. Not so at the host: its
+                    # ADMITs (its own ops, restored) carry every member's key, so a sender
+                    # it has no key for is a joiner still at the door, who holds no promise
+                    # of ours and would keep a lone host quiet for ever.
                     self.resuming.knocked = True
                 raise RemoteProtocolError(
                     DropReason.UNKNOWN_AUTHOR, "a heartbeat from a peer we have no key for"

@@ -159,3 +159,32 @@ def test_a_host_that_ran_only_its_own_bot_comes_back_with_it_after_it_was_stoppe
     after = _own_ops(host_dir)
     assert [op.hash for op in after[: len(before)]] == [op.hash for op in before]
     assert [op.seq for op in after] == list(range(1, len(after) + 1))
+
+
+def test_a_host_stopped_in_the_lobby_and_started_again_lets_players_in(tmp_path: Path) -> None:
+    # Back from a stop it is restarting (PROTOCOL.md 14) and cannot sign an ADMIT for a few
+    # seconds; it used to refuse every joiner then with "the table is full".
+    name = table_name()
+    command = ["host", "--name", name, "--seats", "2", "--rounds", "1", *PLAY]
+    command += ["--data-dir", str(tmp_path / "h")]
+    host = nerts(command)
+    _wait_listed(name)
+    host.send_signal(signal.SIGTERM)
+    finish(host)
+    again = nerts(command)
+    time.sleep(0.5)
+    guest = nerts(["join", name, *PLAY, "--data-dir", str(tmp_path / "guest")])
+    (code, out, err), (host_code, host_out, host_err) = finish(guest), finish(again)
+    assert code == 0, err
+    assert host_code == 0, host_err
+    assert out.splitlines() == host_out.splitlines()
+    assert len(out.splitlines()) == 2
+
+
+def _wait_listed(name: str) -> None:
+    deadline = time.monotonic() + MID_ROUND_WAIT
+    while time.monotonic() < deadline:
+        _, out, _ = finish(nerts(["list", "--json", "--timeout", "1", *LO]))
+        if f'"name":"{name}"' in out:
+            return
+    raise AssertionError(f"{name} was never announced")

@@ -22,6 +22,8 @@ from nerts_p2p.net.store import (
     save_identity,
 )
 from nerts_p2p.table.replica import TableReplica
+from protocol.envelope import seal
+from protocol.messages import heartbeat_body
 from protocol.signing import SigningKeyPair
 from tools.mesh import seeded_bytes
 
@@ -228,3 +230,20 @@ def test_a_data_dir_that_cannot_be_one_is_refused_in_words(tmp_path: Path) -> No
         data_dir_lock(tmp_path / "d"),
     ):
         pass
+
+
+def test_a_resumed_lone_host_is_not_kept_quiet_by_a_joiner_at_its_door(tmp_path: Path) -> None:
+    # A joiner still at the door (a heartbeat from a key the host never admitted) holds no
+    # promise of the host's: it once kept a lone restarted host quiet for ever, and itself
+    # waiting at the door with it.
+    replica, _store = _hosted(tmp_path)
+    again = TableStore.open(tmp_path, replica.sync.table)
+    resumed = resume_replica(key_for("store-host"), again, randomness=seeded_bytes("other"))
+    resumed.tick(100.0)
+    stranger = key_for("at-the-door")
+    knock = seal(stranger, heartbeat_body(replica.sync.table, stranger.key_id, 1, [], bytes(16)))
+    resumed.receive(knock, ("127.0.0.1", 5000), 101.0)
+    resumed.tick(104.9)
+    assert not resumed.can_author
+    resumed.tick(105.0)  # alone at its table for five holds, as with no knock at all
+    assert resumed.can_author

@@ -2,7 +2,8 @@
 
 Exit status: 0 when every op verified and every round's audit is clean; 1 when something
 did not verify, a round could not be audited, or the audit named a cheater; a file that is
-not a replay, or is damaged, gets one plain line and status 1.
+not a replay, or is damaged, gets one plain line and status 1. The last round of an
+interrupted match has no end to audit yet: it is said, and is no finding.
 """
 
 from __future__ import annotations
@@ -55,8 +56,13 @@ def _print(result: ReplayResult, *, as_json: bool) -> int:
             if line is not None:
                 print(line)
         if final is None:
-            findings += 1
-            print(f"round {number} never became final: it cannot be audited")
+            if number == max(replica.rounds):
+                # The match was interrupted in this round (saved as it stood): nothing wrong
+                # with the file, there is just no end to audit yet.
+                print(f"round {number} was interrupted before it ended: nothing to audit")
+            else:
+                findings += 1  # later rounds began: this one should have ended
+                print(f"round {number} never became final: it cannot be audited")
             continue
         state = rnd.states[-1]
         called = "" if state.called_by is None else f" by seat {state.called_by}"
@@ -82,5 +88,7 @@ def _print(result: ReplayResult, *, as_json: bool) -> int:
     if as_json:
         print(json.dumps(match, separators=(",", ":")))
     else:
-        print(f"\nmatch: totals {match['totals']}, winner {match['match_winner']}")
+        winner = match["match_winner"]
+        shown = "none" if winner is None else f"seat {winner}"
+        print(f"\nmatch: totals {match['totals']}, winner {shown}")
     return 1 if findings else 0

@@ -147,6 +147,9 @@ def test_a_host_that_ran_only_its_own_bot_comes_back_with_it_after_it_was_stoppe
         assert "Traceback" not in err
         (saved,) = (host_dir / "replays").glob("*.nrp")
         assert f"replay saved to {saved}" in err
+        code, replayed, err = finish(nerts(["replay", str(saved)]))
+        assert code == 0, err  # every op verifies; an interrupted round is no finding
+        assert "round 1 was interrupted before it ended: nothing to audit" in replayed
     before = _own_ops(host_dir)
     code, out, err = finish(nerts(command))
     assert code == 0, err

@@ -414,14 +414,9 @@ def _cmd_host(args: argparse.Namespace) -> int:
     return run_command(lambda: host_table(options, rules, spectators=not args.no_spectators))
 
 
-def _own_name(args: argparse.Namespace, suffix: str, default: str | None = None) -> str:
-    """--as, checked; else `default`, else the table's name with `suffix` (shortened to fit
-    the wire: a table's name may take all 32 bytes)."""
-    from protocol.messages import fit_name
-
-    if args.as_name is not None:
-        return _checked_name(args.as_name, "--as")
-    return default if default is not None else fit_name(args.table, suffix)
+def _own_name(args: argparse.Namespace, otherwise: str) -> str:
+    """--as, checked; else `otherwise`."""
+    return otherwise if args.as_name is None else _checked_name(args.as_name, "--as")
 
 
 def _check_table_name(name: str) -> None:
@@ -435,7 +430,10 @@ def _cmd_join(args: argparse.Namespace) -> int:
 
     _check_table_name(args.table)
     _needs_headless(args)
-    options = _peer_options(args, _own_name(args, "-guest"))
+    from protocol.messages import fit_name
+
+    # A table's name may take all 32 bytes: the guest's is shortened to fit.
+    options = _peer_options(args, _own_name(args, fit_name(args.table, "-guest")))
     return run_command(lambda: join_table(options, args.table, role=PLAYER, timeout=args.timeout))
 
 
@@ -444,7 +442,7 @@ def _cmd_spectate(args: argparse.Namespace) -> int:
     from protocol.messages import SPECTATOR
 
     _check_table_name(args.table)
-    options = _peer_options(args, _own_name(args, "", default="spectator"))
+    options = _peer_options(args, _own_name(args, "spectator"))
     return run_command(
         lambda: join_table(options, args.table, role=SPECTATOR, timeout=args.timeout)
     )

@@ -14,7 +14,7 @@ import os
 import random
 import signal
 import sys
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Final
@@ -27,7 +27,7 @@ from nerts_p2p.game.rules import Rules
 from nerts_p2p.net.autopilot import Autopilot
 from nerts_p2p.net.discovery import TableAd, TableAnnouncer, TableBrowser, browse
 from nerts_p2p.net.node import Leave, TableNode, VersionMismatch
-from nerts_p2p.net.opening import open_table_node, rehosting_refusal, stored_table
+from nerts_p2p.net.opening import kept_ops, open_table_node, rehosting_refusal, stored_table
 from nerts_p2p.net.records import network_match_record, network_round_record
 from nerts_p2p.net.replay import save_replay
 from nerts_p2p.net.store import (
@@ -170,19 +170,13 @@ def _bot_dir(data_dir: Path, index: int) -> Path:
     return data_dir / "bots" / f"bot{index + 1}"
 
 
-def _household(options: PeerOptions) -> list[Path]:
-    """The data dirs of this process's peers: ours, then each of our bots'."""
+def _household_ops(options: PeerOptions, table: bytes) -> dict[Path, list[bytes]]:
+    """What the stores of this process's peers (ours, then each of our bots') kept of
+    `table`: a host that ran only its own bots comes back with them."""
     if options.data_dir is None:
-        return []
-    return [options.data_dir, *(_bot_dir(options.data_dir, i) for i in range(options.bots))]
-
-
-def _kept_ops(data_dir: Path, table: bytes) -> list[bytes]:
-    """The ops of `table` that this data dir's store kept, if its match had not ended."""
-    store = stored_table(data_dir, table)
-    if store is None or store.header is None or store.ended:
-        return []
-    return store.own_ops
+        return {}
+    dirs = [options.data_dir, *(_bot_dir(options.data_dir, i) for i in range(options.bots))]
+    return kept_ops(dirs, table)
 
 
 async def _open_node(
@@ -192,15 +186,13 @@ async def _open_node(
     fresh: Callable[[SigningKeyPair], TableReplica],
     *,
     bootstrap: Address | None,
-    household: Sequence[Path] = (),
+    household: Mapping[Path, list[bytes]],
 ) -> tuple[TableNode, TableStore | None]:
     """A node for `header`'s table, resumed from this data dir's store of it if its match
     had not ended (`nerts_p2p.net.opening`), with the ops the other peers of this process
-    (`household`) kept: a host that ran only its own bots comes back with them."""
+    kept (`household`: `_household_ops`)."""
     previous = stored_table(data_dir, header.table)
-    neighbours = [
-        op for other in household if other != data_dir for op in _kept_ops(other, header.table)
-    ]
+    neighbours = [op for other, ops in household.items() if other != data_dir for op in ops]
     return await open_table_node(
         data_dir,
         header,
@@ -213,7 +205,11 @@ async def _open_node(
 
 
 async def _bot_peers(
-    options: PeerOptions, table: bytes, host: bytes, host_address: Address
+    options: PeerOptions,
+    table: bytes,
+    host: bytes,
+    host_address: Address,
+    household: Mapping[Path, list[bytes]],
 ) -> list[LocalPeer]:
     """`options.bots` bot players of this process, each a member of its own (its own key,
     socket, node and store), playing through the same signed ops as anyone."""
@@ -232,7 +228,7 @@ async def _bot_peers(
             options.interface,
             fresh,
             bootstrap=host_address,
-            household=_household(options),
+            household=household,
         )
         node.table_host = host
         if options.passphrase is not None:
@@ -289,10 +285,10 @@ async def _host_table(options: PeerOptions, rules: Rules, *, spectators: bool) -
             private=options.passphrase is not None,
         )
 
+    household = _household_ops(options, header.table)  # empty for a new table
     node, store = await _open_node(
-        options.data_dir, header, options.interface, fresh, bootstrap=None,
-        household=_household(options),
-    )  # fmt: skip
+        options.data_dir, header, options.interface, fresh, bootstrap=None, household=household
+    )
     replica = node.replica
     refusal = rehosting_refusal(
         replica, options.name, passphrase_given=options.passphrase is not None,
@@ -311,7 +307,7 @@ async def _host_table(options: PeerOptions, rules: Rules, *, spectators: bool) -
     bot = _bot(options, options.name) if options.headless else None
     pilot = Autopilot(node, bot, max_rounds=options.rounds, pace=options.bot_pace)
     me = LocalPeer(node, pilot, store)
-    bots = await _bot_peers(options, replica.sync.table, replica.me, transport_address)
+    bots = await _bot_peers(options, replica.sync.table, replica.me, transport_address, household)
     announcer = None
     if options.announce:
         table_rules = replica.rules or rules
@@ -334,9 +330,7 @@ async def _host_table(options: PeerOptions, rules: Rules, *, spectators: bool) -
 async def find_table(interface: str, name: str, timeout: float) -> TableAd:
     async with TableBrowser(interface) as browser:
         ad = await browser.wait_for(name, timeout)
-        namesakes = [
-            t for t in browser.tables.values() if ad is not None and t.name == name and t != ad
-        ]
+        namesakes = [t for t in browser.tables.values() if t.name == name and t != ad]
     if ad is not None and namesakes:
         # Names are chosen by people, not unique: say which one we took.
         print(
@@ -405,9 +399,10 @@ async def _join_table(options: PeerOptions, table_name: str, *, role: int, timeo
             key, ad.table_id, name=options.name, role=role, randomness=os.urandom
         )
 
+    household = _household_ops(options, ad.table_id)
     node, store = await _open_node(
         options.data_dir, header, options.interface, fresh, bootstrap=host_address,
-        household=_household(options),
+        household=household,
     )  # fmt: skip
     if options.passphrase is not None:
         await _use_passphrase(node.replica, options)
@@ -415,7 +410,7 @@ async def _join_table(options: PeerOptions, table_name: str, *, role: int, timeo
     me = LocalPeer(
         node, Autopilot(node, bot, max_rounds=options.rounds, pace=options.bot_pace), store
     )
-    bots = await _bot_peers(options, ad.table_id, ad.host_fingerprint, host_address)
+    bots = await _bot_peers(options, ad.table_id, ad.host_fingerprint, host_address, household)
     return await _run(options, me, bots, announcer=None, table_name=table_name)
 
 

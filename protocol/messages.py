@@ -527,6 +527,11 @@ def name_problem(name: str) -> str | None:
         return "a name must not be empty"
     if printable_name(name) != name:
         return f"a name is printable text on one line, with single spaces: {name!r} is not"
+    return name_size_problem(name)
+
+
+def name_size_problem(name: str) -> str | None:
+    """Why the wire cannot carry `name` (its UTF-8 is too long), or None."""
     size = len(name.encode())
     if size > NAME_MAX_BYTES:
         return f"a name is at most {NAME_MAX_BYTES} bytes of UTF-8: {name!r} is {size}"

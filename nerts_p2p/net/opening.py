@@ -47,6 +47,18 @@ def stored_table(data_dir: Path | None, table: bytes) -> TableStore | None:
     return TableStore.open(data_dir, table)
 
 
+def kept_ops(data_dirs: Iterable[Path], table: bytes) -> dict[Path, list[bytes]]:
+    """Per data dir (the peers of one process: a host and its bots), the ops of `table` its
+    store kept, for a match that had not ended there; read once, for all of them
+    (`open_table_node`'s `neighbours`)."""
+    kept = {}
+    for data_dir in data_dirs:
+        store = stored_table(data_dir, table)
+        if store is not None and store.header is not None and not store.ended:
+            kept[data_dir] = store.own_ops
+    return kept
+
+
 async def open_table_node(
     data_dir: Path | None,
     header: TableHeader,

@@ -32,7 +32,7 @@ from nerts_p2p.game.rules import Rules
 from nerts_p2p.game.state import GameState
 from protocol.admission import refusal_words
 from protocol.errors import LocalProtocolError
-from protocol.messages import NAME_MAX_BYTES, PLAYER, SPECTATOR, Kind, Kinds, Op
+from protocol.messages import PLAYER, SPECTATOR, Kind, Kinds, Op, name_size_problem
 from protocol.signing import SigningKeyPair
 from protocol.sync import (
     AuthorExpelled,
@@ -82,12 +82,10 @@ class TableReplica:
     def __init__(
         self, sync: SyncPeer, *, name: str, role: int, randomness: Callable[[int], bytes]
     ) -> None:
-        size = len(name.encode())
-        if size > NAME_MAX_BYTES:
+        too_long = name_size_problem(name)
+        if too_long is not None:
             # Refused here, in words, not when our OPEN or JOIN fails our own gate later.
-            raise ValueError(
-                f"a name is at most {NAME_MAX_BYTES} bytes of UTF-8: {name!r} is {size}"
-            )
+            raise ValueError(too_long)
         self.sync = sync
         TableGate(sync).install()  # the game's checks at the gate: nobody can wedge the table
         self.name = name

@@ -14,7 +14,8 @@ import os
 import random
 import signal
 import sys
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Final
@@ -170,13 +171,27 @@ def _bot_dir(data_dir: Path, index: int) -> Path:
     return data_dir / "bots" / f"bot{index + 1}"
 
 
+def _household_dirs(options: PeerOptions) -> list[Path]:
+    """The data dirs of this process's peers: ours, then each of our bots'."""
+    if options.data_dir is None:
+        return []
+    return [options.data_dir, *(_bot_dir(options.data_dir, i) for i in range(options.bots))]
+
+
+@contextmanager
+def _household_locked(options: PeerOptions) -> Iterator[None]:
+    """Every data dir this process plays from, locked: a `join --data-dir` pointed at one of
+    our bots' dirs would share that bot's key and sign conflicting ops."""
+    with ExitStack() as stack:
+        for data_dir in _household_dirs(options):
+            stack.enter_context(data_dir_lock(data_dir))
+        yield
+
+
 def _household_ops(options: PeerOptions, table: bytes) -> dict[Path, list[bytes]]:
     """What the stores of this process's peers (ours, then each of our bots') kept of
     `table`: a host that ran only its own bots comes back with them."""
-    if options.data_dir is None:
-        return {}
-    dirs = [options.data_dir, *(_bot_dir(options.data_dir, i) for i in range(options.bots))]
-    return kept_ops(dirs, table)
+    return kept_ops(_household_dirs(options), table)
 
 
 async def _open_node(
@@ -254,7 +269,7 @@ def _seats_taken(replica: TableReplica) -> int:
 
 
 async def host_table(options: PeerOptions, rules: Rules, *, spectators: bool = True) -> int:
-    with data_dir_lock(options.data_dir):
+    with _household_locked(options):
         return await _host_table(options, rules, spectators=spectators)
 
 
@@ -353,7 +368,7 @@ async def find_table(interface: str, name: str, timeout: float) -> TableAd:
 
 
 async def join_table(options: PeerOptions, table_name: str, *, role: int, timeout: float) -> int:
-    with data_dir_lock(options.data_dir):
+    with _household_locked(options):
         return await _join_table(options, table_name, role=role, timeout=timeout)
 
 

@@ -100,6 +100,27 @@ def test_join_a_full_table_says_it_is_full() -> None:
     assert f"table {name!r} is full" in err
 
 
+def test_a_join_in_a_running_hosts_bot_dir_is_refused_before_it_plays(tmp_path: Path) -> None:
+    """Its bot's key is that dir's key: a second process there would sign conflicting ops."""
+    name = table_name()
+    host_dir = tmp_path / "host"
+    host = nerts(
+        ["host", "--name", name, "--seats", "3", "--bots", "1", "--headless", *LO]
+        + ["--data-dir", str(host_dir)]
+    )
+    try:
+        _wait_until_listed(name, 2)
+        bot_dir = host_dir / "bots" / "bot1"
+        code, _, err = finish(
+            nerts(["join", name, "--headless", "--timeout", "6", *LO, "--data-dir", str(bot_dir)])
+        )
+    finally:
+        host.kill()
+        host.communicate()
+    assert code == 1
+    assert f"another nerts-p2p process is using {bot_dir}" in err
+
+
 def test_a_port_in_use_is_said_plainly() -> None:
     import socket
 

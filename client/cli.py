@@ -39,6 +39,8 @@ def any_whole_number(text: str) -> int:
 
 
 if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
+
     from client.netplay import PeerOptions
 
 
@@ -543,8 +545,21 @@ def _cmd_window(args: argparse.Namespace) -> int:
     return 0
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, except that a help that cannot be written to stdout (a full disk,
+    a closed pipe) is not silently dropped: `main` says so, or ends quietly. (A usage
+    error's words go to stderr, where nothing else could be said: its exit code 2 stays.)"""
+
+    def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
+        if message and file is sys.stdout:
+            file.write(message)
+        else:
+            super()._print_message(message, file)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="nerts-p2p", description="Serverless Nerts for a LAN.")
+    # The subcommands' parsers are of the same class (`add_subparsers` takes the parent's).
+    parser = _Parser(prog="nerts-p2p", description="Serverless Nerts for a LAN.")
     sub = parser.add_subparsers(dest="command", required=True)
 
     sim = sub.add_parser("simulate", help="bots play each other; one JSON object per round")
@@ -723,7 +738,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     0, as Unix tools do; Ctrl-C ends it with 130."""
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as done:
+            # `--help` (0) or a usage error (2), already printed: flushed here, so that a
+            # help that could not be written is said like any other output.
+            sys.stdout.flush()
+            return done.code if isinstance(done.code, int) else 2
         code: int = args.run(args)
         sys.stdout.flush()
     except BrokenPipeError:

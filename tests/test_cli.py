@@ -247,7 +247,10 @@ def test_a_closed_pipe_ends_the_command_quietly(argv: list[str]) -> None:
 
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs Linux's /dev/full")
-@pytest.mark.parametrize("argv", [["simulate", "--rounds", "2", "--json"], ["position", START]])
+@pytest.mark.parametrize(
+    "argv",
+    [["simulate", "--rounds", "2", "--json"], ["position", START], ["--help"], ["host", "-h"]],
+)
 def test_output_to_a_full_disk_is_said_in_words(argv: list[str]) -> None:
     with open("/dev/full", "wb") as full:
         done = _cli_writing_to(full.fileno(), argv)

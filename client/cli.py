@@ -422,8 +422,14 @@ def _own_name(args: argparse.Namespace, otherwise: str) -> str:
 
 
 def _check_table_name(name: str) -> None:
+    """A name no table can have is a usage error, not a search that finds nothing."""
+    from protocol.messages import name_size_problem
+
     if not name.strip():
         raise NertsError("the table's name must not be empty (`nerts-p2p list` shows them)")
+    problem = name_size_problem(name)
+    if problem is not None:
+        raise NertsError(f"no table has this name ({problem}); `nerts-p2p list` shows them")
 
 
 def _cmd_join(args: argparse.Namespace) -> int:

@@ -189,6 +189,8 @@ def test_bench_sync_reports_the_gate_the_wire_the_fold_and_the_heal(
         (["play", "--practice", "--bots", "1", "--headless"], "give one of them"),
         (["join", " ", "--headless"], "the table's name must not be empty"),
         (["spectate", ""], "the table's name must not be empty"),
+        (["join", "x" * 33, "--headless"], "no table has this name (a name is at most 32"),
+        (["spectate", "é" * 17], "'ééééééééééééééééé' is 34); `nerts-p2p list` shows them"),
         (["host", "--name", "t", "--headless", "--silence", "0.5"], "at least 1 second"),
         (["host", "--name", "t", "--headless", "--data-dir", " "], "--data-dir must name a dir"),
     ],

@@ -66,9 +66,10 @@ def deliver_ready(sync: SyncPeer) -> None:
 
 
 def after_acknowledgment(sync: SyncPeer) -> None:
-    """A heartbeat came (an acknowledgment, 13.3): a round's START may be confirmed now,
-    and the ops of that round waiting for it delivered."""
-    if sync.pending and any(not log.confirmed for log in sync.epochs.values()):
+    """A heartbeat came (an acknowledgment, 13.3): a round's START may be confirmed now
+    (or was found confirmed since the last delivery pass: `_unscanned`), and the ops of
+    that round waiting for it delivered."""
+    if sync.pending and (sync._unscanned or any(not log.confirmed for log in sync.epochs.values())):
         deliver_ready(sync)
 
 

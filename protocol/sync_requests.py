@@ -16,7 +16,7 @@ from . import admission
 from .clocks import VersionVector
 from .envelope import seal
 from .messages import MAX_BATCH, MAX_RANGES, Op, Request, batch_body, evidence_body, request_body
-from .sync_limits import MAX_ASKING, MAX_REPLY, MAX_REQUESTED
+from .sync_limits import BROADCAST, MAX_ASKING, MAX_REPLY, MAX_REQUESTED
 from .sync_vouchers import relayable, taking_order
 
 if TYPE_CHECKING:
@@ -82,20 +82,37 @@ def request(
 ) -> None:
     """Ask `source` for ops `(author, first, last)`; an author asked about within
     `request_retry` seconds is not asked about again yet."""
-    fresh = [r for r in ranges if now >= sync._requested.get(r[0], -1.0)]
+    fresh = _not_asked_lately(sync, ranges, now)
     if not fresh:
         return
-    if len(sync._requested) >= MAX_REQUESTED:
+    sync._outbox.append((source, seal(sync.key, request_body(sync.table, sync.me, fresh))))
+    if len(sync._asking) < MAX_ASKING or source in sync._asking:
+        asked = sum(last - first + 1 for _, first, last in fresh)
+        sync._asking[source] = (tuple(a for a, _, _ in fresh), min(asked, MAX_REPLY), 0)
+
+
+def ask_everyone(sync: SyncPeer, ranges: Sequence[tuple[bytes, int, int]], now: float) -> None:
+    """`request`, of every peer the shell knows an address of (BROADCAST): for a peer that
+    does not know who holds what (`sync_restart.ask_while_unheard`)."""
+    fresh = _not_asked_lately(sync, ranges, now)
+    if fresh:
+        sync._outbox.append((BROADCAST, seal(sync.key, request_body(sync.table, sync.me, fresh))))
+
+
+def _not_asked_lately(
+    sync: SyncPeer, ranges: Sequence[tuple[bytes, int, int]], now: float
+) -> list[tuple[bytes, int, int]]:
+    """The ranges whose author was not asked about within `request_retry` seconds, now
+    noted as asked about."""
+    fresh = [r for r in ranges if now >= sync._requested.get(r[0], -1.0)]
+    if fresh and len(sync._requested) >= MAX_REQUESTED:
         # Strangers' heartbeats name made-up senders: keep only requests still in flight.
         sync._requested = {a: t for a, t in sync._requested.items() if t > now}
         if len(sync._requested) >= MAX_REQUESTED:
             sync._requested.clear()
     for author, _, _ in fresh:
         sync._requested[author] = now + sync.request_retry
-    sync._outbox.append((source, seal(sync.key, request_body(sync.table, sync.me, fresh))))
-    if len(sync._asking) < MAX_ASKING or source in sync._asking:
-        asked = sum(last - first + 1 for _, first, last in fresh)
-        sync._asking[source] = (tuple(a for a, _, _ in fresh), min(asked, MAX_REPLY), 0)
+    return fresh
 
 
 def answer_arrived(sync: SyncPeer, source: Hashable, ops: int, now: float) -> None:
@@ -151,7 +168,10 @@ def on_request(sync: SyncPeer, request: Request, source: Hashable, *, first_ops_
                 continue  # a stranger at a private table learns the OPEN, nothing more
             first = last = 1
         log = sync.logs.get(author, [])
-        wanted.append(log[first - 1 : min(counted(sync, author, last), len(log))])
+        run = log[first - 1 : min(counted(sync, author, last), len(log))]
+        if author == sync.me and sync.pending.get(author):
+            run.extend(_own_waiting(sync, max(first, len(log) + 1), last))
+        wanted.append(run)
         if author in sync.evidence and sync.evidence[author][0] not in evidence:
             evidence.extend(sync.evidence[author])
         if author in sync.lies and sync.lies[author][1] not in evidence:
@@ -166,6 +186,21 @@ def on_request(sync: SyncPeer, request: Request, source: Hashable, *, first_ops_
     ops = evidence[:MAX_REPLY]
     ops.extend(fair_take(wanted, MAX_REPLY - len(ops)))
     send_ops(sync, source, ops)
+
+
+def _own_waiting(sync: SyncPeer, first: int, last: int) -> list[Op]:
+    """Our own ops `first..last` back from the store and waiting, unbroken from `first`
+    (PROTOCOL.md 14). They were on the wire before the crash; when every peer of a table
+    restarts at once, a table op ours wait for may in turn wait for one of these (a round's
+    START is confirmed at its starter only by the others' acknowledgments)."""
+    waiting = sync.pending[sync.me]
+    out = []
+    for seq in range(first, last + 1):
+        op = waiting.get(seq)
+        if op is None:
+            break
+        out.append(op)
+    return out
 
 
 def send_ops(sync: SyncPeer, destination: Hashable, ops: Sequence[Op]) -> None:

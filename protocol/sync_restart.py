@@ -12,8 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
-from . import sync_checks, sync_heartbeats
+from . import sync_checks, sync_heartbeats, sync_requests
 from .clocks import VersionVector
+from .sync_limits import MAX_REPLY
 
 if TYPE_CHECKING:
     from .sync import SyncPeer
@@ -131,3 +132,31 @@ def release_resume(sync: SyncPeer, now: float) -> None:
         # Our first sign of life is a heartbeat that shows we caught up, before any op
         # we author now: an op first would look like a peer that hides what it saw.
         sync_heartbeats.heartbeat(sync, now)
+
+
+def ask_while_unheard(sync: SyncPeer, now: float) -> None:
+    """Every peer of the table may have restarted at once (a power cut, a host and its
+    joiners killed together): then nobody sends a heartbeat, and each one's own ops wait
+    for ops that only another one's store holds. So, until the first heartbeat arrives, a
+    restored peer whose own chain is not all delivered asks every address it knows for the
+    ops it lacks of every author it knows of, a reply's worth at a time. Asking promises
+    nothing; the others answer while quiet too (PROTOCOL.md 14)."""
+    r = sync.resuming
+    if r is None or r.since is not None or sync.delivered(sync.me) >= r.head:
+        return
+    beyond = {a: sync.delivered(a) + MAX_REPLY for a in _authors_known(sync)}
+    wanted = sync_requests.gaps(sync, VersionVector(beyond))
+    if wanted:
+        sync_requests.ask_everyone(sync, wanted, now)
+
+
+def _authors_known(sync: SyncPeer) -> set[bytes]:
+    """Every author but us that our logs, our parked ops and their deps name."""
+    authors = set(sync.members) | set(sync.keys) | set(sync.pending)
+    for queue in sync.pending.values():
+        for op in queue.values():
+            authors.update(author for author, _ in op.lobby_deps)
+    for log in sync.epochs.values():
+        authors.update(log.participants)
+    authors.discard(sync.me)
+    return authors

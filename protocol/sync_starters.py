@@ -152,17 +152,25 @@ def start_confirmed(sync: SyncPeer, number: int) -> bool:
         return False
     if log.confirmed:
         return True
+    log.confirmed = _confirmable(sync, number, log)
+    if log.confirmed:
+        # The round's parked ops may have waited for this alone, and it may be found here
+        # outside a delivery pass: they are looked at again at the next one
+        # (`after_acknowledgment`), not only when some other op arrives.
+        sync._unscanned = True
+    return log.confirmed
+
+
+def _confirmable(sync: SyncPeer, number: int, log: EpochLog) -> bool:
     if sync.log_closed and not _may_still_void(sync, number, log.start):
         # A whole log (a replay file): what the earlier rounds hold is all they will ever
         # hold, so a START their departures have not voided never will be.
-        log.confirmed = True
         return True
     previous = sync.epochs.get(number - 1)
     author = log.start.author
     if previous is None or author not in previous.index:
         # The first round, or a starter that did not play the round before: no vote of
         # that round can name it (earlier rounds' votes are in the START's causal past).
-        log.confirmed = True
         return True
     live = [
         p
@@ -173,8 +181,7 @@ def start_confirmed(sync: SyncPeer, number: int) -> bool:
     could_stay = {
         p for p in live if p not in ackers and _may_stay(sync, p, ackers, log.start, previous)
     }
-    log.confirmed = not departure.has_quorum(previous.participants, could_stay)
-    return log.confirmed
+    return not departure.has_quorum(previous.participants, could_stay)
 
 
 def _may_still_void(sync: SyncPeer, number: int, start: Op) -> bool:

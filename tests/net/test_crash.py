@@ -191,3 +191,40 @@ def _wait_listed(name: str) -> None:
         if f'"name":"{name}"' in out:
             return
     raise AssertionError(f"{name} was never announced")
+
+
+def test_a_host_and_its_player_killed_together_both_come_back_and_finish(
+    tmp_path: Path,
+) -> None:
+    # Two processes, two stores: neither knows the other's ops, and at first the host does
+    # not even know where its player is or what its key is (both are in ops of its own
+    # that wait for the player's). Both used to wait, quiet, for the other for ever.
+    name = table_name()
+    host_dir, guest_dir = tmp_path / "host", tmp_path / "guest"
+    host_command = ["host", "--name", name, "--seats", "2", "--rounds", "1", *PLAY]
+    host_command += ["--nerts-size", "8", "--data-dir", str(host_dir)]
+    guest_command = ["join", name, *PLAY, "--data-dir", str(guest_dir)]
+    host = nerts(host_command)
+    time.sleep(0.5)
+    guest = nerts(guest_command)
+    _wait_mid_round(guest_dir, 1)
+    for process in (host, guest):
+        process.kill()
+    for process in (host, guest):
+        process.communicate()
+    before = {d: _own_ops(d) for d in (host_dir, guest_dir)}
+    host = nerts(host_command)
+    guest = nerts(guest_command)
+    (host_code, host_out, host_err), (code, out, err) = finish(host), finish(guest)
+    assert host_code == 0, host_err
+    assert code == 0, err
+    assert out.splitlines() == host_out.splitlines()
+    record, match = out.splitlines()
+    assert record.startswith('{"round":1')
+    assert '"departed":[]' in record
+    assert '"cheaters":[]' in record
+    assert '"rounds":1' in match
+    for data_dir, ops in before.items():
+        after = _own_ops(data_dir)
+        assert [op.hash for op in after[: len(ops)]] == [op.hash for op in ops]
+        assert [op.seq for op in after] == list(range(1, len(after) + 1))

@@ -160,3 +160,58 @@ def test_an_escrow_of_the_wrong_length_is_refused_in_plain_words(length: int) ->
         whole[32:48],
         whole[48:],
     )
+
+
+def _into_round_two(players: int, seed: int, spectators: int, share: float) -> float:
+    """The simulated time `share` of the way from round 1's end to round 2's, for this
+    table (a run of the same seeds: the mesh is deterministic)."""
+    probe = PeerMesh(players=players, rules=Rules(seats=players), seed=seed, spectators=spectators)
+    probe.run(until=2000, rounds=1)
+    first = probe.now
+    probe.run(until=4000, rounds=2)
+    return first + share * (probe.now - first)
+
+
+@pytest.mark.parametrize(
+    ("players", "seed", "spectators", "share"),
+    [
+        (2, 1, 0, None),
+        (2, 1, 0, 0.1),
+        (3, 1, 0, 0.9),
+        (3, 2, 0, 0.1),
+        (4, 2, 0, 0.5),
+        (3, 3, 1, 0.3),
+    ],
+)
+def test_every_player_restarted_at_once_from_its_store_finishes_the_match(
+    players: int, seed: int, spectators: int, share: float | None
+) -> None:
+    """A power cut, or a host and its joiners killed together: every player comes back from
+    its own store (own ops only) at the same moment, so no player sends a heartbeat and each
+    one's ops wait for ops only another's store holds. They used to wait for one another
+    for ever. Now a restored peer that hears nobody asks every address it knows for what it
+    lacks, answers with its own waiting ops too, and is back once its chain is delivered
+    (PROTOCOL.md 14): both rounds end, agreed and audited, no seq reused, nobody expelled.
+    (`share` None: mid round 1; else that far into round 2, whose START is confirmed at its
+    starter only by the others' acknowledgments.)"""
+    at = 20.0 if share is None else _into_round_two(players, seed, spectators, share)
+    mesh = PeerMesh(players=players, rules=Rules(seats=players), seed=seed, spectators=spectators)
+    mesh.max_rounds = 2
+    mesh.run_for(at)
+    before = [[op.hash for op in r.sync.logs.get(r.me, [])] for r in mesh.replicas[:players]]
+    restarted = [mesh.restart(i, stored=True) for i in range(players)]
+    assert not any(r.can_author for r in restarted)
+    mesh.run(until=4000, rounds=2)
+    mesh.run_for(20)  # a round over before the restart: the rest of the match, then quiet
+    assert all(r.can_author for r in restarted)
+    for replica, chain in zip(restarted, before, strict=True):
+        assert [op.hash for op in replica.sync.logs[replica.me]][: len(chain)] == chain
+    for number in (1, 2):
+        results = {(f[number].scores, f[number].totals, f[number].cheaters) for f in mesh.finals}
+        assert len(results) == 1, results
+        assert not next(iter(results))[2]
+        assert not any(f[number].departed for f in mesh.finals)
+    for events in mesh.events:
+        assert not [e for e in events if isinstance(e, PeerExpelled)]
+    _assert_no_lies_counted(mesh)
+    assert len(set(mesh.state_hashes())) == 1

@@ -51,6 +51,10 @@ from protocol.sync import BROADCAST
 RECEIVE_BURST = 64
 #: Lamport times per lease written to the store (one fsync per this many clock ticks).
 CLOCK_LEASE = 1024
+#: Source addresses whose last datagram's time is kept (`TableNode.last_heard`) before
+#: those that are no peer's are forgotten: a flood from ever new (forged) source addresses
+#: must not grow the node without bound. A table has at most 64 members.
+MAX_HEARD = 1024
 
 
 class OwnOpStore(Protocol):
@@ -217,6 +221,13 @@ class TableNode:
         out.discard(self.address)
         return out
 
+    def _forget_strangers(self) -> None:
+        """Keep the times of our peers' addresses (and the table's host's) only."""
+        known = self.addresses() | {
+            source for source in self.replica.sync.peers.values() if isinstance(source, tuple)
+        }
+        self.last_heard = {a: t for a, t in self.last_heard.items() if a in known}
+
     def silence(self, author: bytes, now: float) -> float | None:
         """Seconds since we last heard from `author`'s address (None: never heard of it)."""
         source = self.replica.sync.peers.get(author)
@@ -257,6 +268,8 @@ class TableNode:
         now = trio.current_time()
         self.stats.datagrams_in += 1
         self.last_heard[source] = now
+        if len(self.last_heard) > MAX_HEARD:
+            self._forget_strangers()
         if is_contacts(datagram):
             self._on_contacts(datagram)
         else:

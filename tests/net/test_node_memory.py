@@ -11,7 +11,7 @@ import trio.testing
 from nerts_p2p.game.bots import CASUAL, BotPlayer
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.net.contacts import encode_contacts
-from nerts_p2p.net.node import NodeEvent, Play, TableNode
+from nerts_p2p.net.node import MAX_HEARD, Join, NodeEvent, Play, TableNode
 from nerts_p2p.net.records import network_round_record
 from nerts_p2p.net.resume import resume_replica
 from nerts_p2p.net.store import TableHeader, TableStore
@@ -303,3 +303,34 @@ async def test_joiners_learn_each_others_address_as_soon_as_they_are_members(
         introduced = trio.current_time() - joined
         nursery.cancel_scope.cancel()
     assert introduced < 0.2  # a tick or two (25 ms each) and the network's latency
+
+
+async def test_datagrams_from_ever_new_addresses_do_not_grow_the_node(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """Forged source addresses are free on a LAN: junk from thousands of them (each dropped
+    by the gate) is forgotten, not kept per address for ever, while the node still knows
+    when it last heard its peers."""
+    table = MemoryTable(MemoryNetwork(queue_size=8192), Rules(seats=2, nerts_size=5))
+    host = table.open()
+    guest = table.join("ann")
+    async with trio.open_nursery() as nursery:
+        for node in table.nodes:
+            await nursery.start(node.run)
+            node.events.close()
+        for _ in range(50):
+            await trio.sleep(0.2)
+            if guest.replica.is_member:
+                break
+            if guest.replica.sync.open_op is not None:
+                guest.submit(Join())  # once the table's OPEN is here (again if refused)
+        assert guest.replica.is_member
+        for _ in range(6):
+            for i in range(1000):
+                junk = table.network.open(host=f"10.66.{i // 250}.{i % 250}")
+                await junk.send(b"\xc1", host.address)
+            await trio.sleep(0.5)
+        assert host.stats.datagrams_in > 6000
+        assert len(host.last_heard) <= MAX_HEARD
+        assert host.silence(guest.replica.me, trio.current_time()) is not None
+        nursery.cancel_scope.cancel()

@@ -159,11 +159,17 @@ def ask_for_gap(sync: SyncPeer, op: Op, source: Hashable, now: float) -> None:
 
 def on_request(sync: SyncPeer, request: Request, source: Hashable, *, first_ops_only: bool) -> None:
     """Serve ops from our logs. A stranger (a peer about to join) gets only first ops,
-    which carry keys: a forged request cannot make us flood someone else."""
+    which carry keys, each author's once: a forged request cannot make us flood someone
+    else (one naming the same author 16 times was answered with 16 copies of its first
+    op). Nobody gets one op twice in one answer."""
     evidence: list[Op] = []
     wanted: list[list[Op]] = []
+    named: set[bytes] = set()
     for author, first, last in request.ranges:
         if first_ops_only:
+            if author in named:
+                continue
+            named.add(author)
             if author != sync.host and admission.is_private(sync):
                 continue  # a stranger at a private table learns the OPEN, nothing more
             first = last = 1
@@ -185,7 +191,7 @@ def on_request(sync: SyncPeer, request: Request, source: Hashable, *, first_ops_
     # budget is shared fairly, so every range asked for makes progress.
     ops = evidence[:MAX_REPLY]
     ops.extend(fair_take(wanted, MAX_REPLY - len(ops)))
-    send_ops(sync, source, ops)
+    send_ops(sync, source, list({op.hash: op for op in ops}.values()))  # each op once
 
 
 def _own_waiting(sync: SyncPeer, first: int, last: int) -> list[Op]:

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
+import pytest
+
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.table.replica import ReplicatedRound, TableReplica
 from protocol.codec import pack
 from protocol.envelope import PROTOCOL_VERSION, seal
 from protocol.errors import DropReason
 from protocol.messages import (
+    MAX_RANGES,
     Batch,
     Evidence,
     Heartbeat,
@@ -360,6 +363,28 @@ def test_a_request_from_a_stranger_is_answered_with_first_ops_only() -> None:
     assert sorted((op.author, op.seq) for op in answered) == sorted(
         (author, 1) for author, _, _ in wanted
     )
+
+
+@pytest.mark.parametrize("member", [False, True])
+def test_a_request_naming_one_range_many_times_is_answered_once(member: bool) -> None:
+    # Its source could be forged: 16 copies of one range drew 16 copies of the op, 20 times
+    # the request's size sent to whoever the source names (a hostile-peer run found it).
+    peer = observer()
+    asker = KEYS["alice"] if member else SigningKeyPair(b"\x5b" * 32)
+    wanted = [(IDS["host"], 1, 3)] * MAX_RANGES
+    request = seal(asker, request_body(TABLE, asker.key_id, wanted))
+    peer.receive(request, "far", 1.0)
+    answered = []
+    sent = 0
+    for destination, datagram in peer.outgoing():
+        assert destination == "far"
+        sent += len(datagram)
+        message = decode(datagram, table=TABLE)
+        assert isinstance(message, Batch)
+        answered += [decode_op(body, sig, table=TABLE) for body, sig in message.ops]
+    seqs = [op.seq for op in answered]
+    assert sorted(seqs) == ([1, 2, 3] if member else [1])
+    assert sent < 2 * len(request) * len(seqs)
 
 
 def _ops_of_body_length(replica: TableReplica, length: int, count: int) -> None:

@@ -33,7 +33,11 @@ def deliver_ready(sync: SyncPeer) -> None:
     while progress:
         progress = False
         for author in list(pending):
-            queue = pending[author]
+            queue = pending.get(author)
+            if queue is None:
+                # Emptied by a pass run from inside this one: a lie found on delivery
+                # expels its author and delivers what that frees (`expel_from`).
+                continue
             log = logs.get(author)
             nxt = (len(log) if log else 0) + 1
             op = queue.get(nxt)

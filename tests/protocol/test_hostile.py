@@ -224,6 +224,37 @@ def test_a_forged_second_version_of_an_op_expels_nobody() -> None:
     assert len(delivered(peer.events())) == 1
 
 
+def test_a_lie_found_while_delivering_parked_ops_expels_its_author_and_raises_nothing() -> None:
+    # Alice promises a time above T, then signs her next op at T - 5; her op after it and
+    # Bob's op on that one wait for it. When it arrives, delivering it proves the lie, and
+    # expelling her judges every parked op from inside the delivery pass that was running:
+    # the pass went on to Bob's queue, emptied meanwhile, and receive raised KeyError (a
+    # crash of every peer that caught up while a member lied).
+    history = play_history()
+    peer = observer(history)
+    alice, bob = history.peers["alice"], history.peers["bob"]
+    now = alice.clock.value
+    promise = heartbeat_body(TABLE, IDS["alice"], now + 10, peer.vector(), b"")
+    peer.receive(seal(KEYS["alice"], promise), "alice", 1.0)
+    seq = alice.delivered(alice.me) + 1
+    lie = seal(KEYS["alice"], history.body("alice", Kind.MOVE, 1, "stuck", lamport=now + 5))
+    after = history.body(
+        "alice", Kind.MOVE, 1, "stuck", seq=seq + 1, prev=op_of(lie).hash, lamport=now + 6
+    )
+    deps = list(bob.deps_for(Kind.MOVE, 1, "stuck"))
+    deps[bob.epochs[1].participants.index(IDS["alice"])] = seq + 1
+    on_it = history.body("bob", Kind.MOVE, 1, "stuck", deps=deps, lamport=now + 20)
+    peer.receive(seal(KEYS["alice"], after), "alice", 1.1)
+    peer.receive(seal(KEYS["bob"], on_it), "bob", 1.2)
+    assert set(peer.pending) == {IDS["alice"], IDS["bob"]}
+    peer.events()
+    peer.receive(lie, "alice", 1.3)
+    assert peer.expelled[IDS["alice"]] == seq
+    assert peer.counters[DropReason.BROKEN_PROMISE] == 1
+    assert not peer.pending  # every parked op judged, none left waiting for the liar
+    assert any(isinstance(e, AuthorExpelled) for e in peer.events())
+
+
 def test_equivocation_is_caught_while_the_first_version_still_waits() -> None:
     peer = observer()
     seq = HISTORY.peers["host"].delivered(IDS["host"]) + 2  # one past the next: it must wait

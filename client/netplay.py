@@ -47,7 +47,7 @@ from nerts_p2p.table.replica import (
     TableReplica,
 )
 from nerts_p2p.table.round import ReplicatedRound
-from nerts_p2p.table.status import round_began_full
+from nerts_p2p.table.status import players_awaited, round_began_full, too_few_to_play_on
 from protocol import admission
 from protocol.envelope import PROTOCOL_VERSION
 from protocol.messages import PLAYER, SPECTATOR, fit_name, printable_name
@@ -612,7 +612,15 @@ async def _until_done(
         if _everyone_else_left(replica) and not me.pilot.match_over():
             rnd = replica.current_round
             watch.error = "everyone else left the table" + (
-                f" before round {rnd.number} was final here" if rnd is not None else ""
+                f" before round {rnd.number} was final here"
+                if rnd is not None and rnd.final is None
+                else ""
+            )
+            return
+        if too_few_to_play_on(replica) and not me.pilot.match_over():
+            watch.error = (
+                f"too few players are left to play round {max(replica.rounds) + 1}: "
+                "the others left the table or were voted out as silent"
             )
             return
         silent = _silent_participant(node, now, options.silence)
@@ -656,12 +664,17 @@ def _others_present(replica: TableReplica, silence: float, node: TableNode) -> b
 
 
 def _silent_participant(node: TableNode, now: float, bound: float) -> str | None:
+    """A player the table waits for who has sent nothing for `bound` seconds, in words.
+    One voted out of the round (or the table) as silent is waited for no more."""
     replica = node.replica
     rnd = replica.current_round
     if rnd is None or (rnd.final is not None and replica.sync.host == replica.me):
-        authors = [a for a, m in replica.sync.members.items() if not m.left and m.role == PLAYER]
+        authors = players_awaited(replica)
     else:
-        authors = list(rnd.seat_of)
+        log = rnd.log
+        authors = [
+            a for a in rnd.seat_of if a not in log.departed and a not in replica.sync.expelled
+        ]
     for author in authors:
         member = replica.sync.members.get(author)
         if author == replica.me or member is None or member.left:

@@ -15,6 +15,7 @@ import trio
 from nerts_p2p.game.bots import BotPlayer
 from nerts_p2p.net.node import Join, Play, Ready, Start, TableNode
 from nerts_p2p.table.replica import ReplicatedRound
+from nerts_p2p.table.status import everyone_ready_to_start
 from protocol.messages import PLAYER
 
 #: How often the lobby is looked at when nothing else happens (seconds).
@@ -116,13 +117,18 @@ class Autopilot:
         return True
 
     def _may_start(self, number: int) -> bool:
-        """Every seat taken and ready, and we are the round's starter: the host, or its
-        successor once the host has departed (the replica knows which)."""
+        """We are the round's starter (the host, or its successor once the host has
+        departed: the replica knows which) and its players are ready: for the first round
+        every seat's, after it every player's still at the table (`everyone_ready_to_start`)."""
         replica = self.node.replica
         rules = replica.rules
         if rules is None:
             return False
-        return replica.may_start(number, rules.seats * (2 if rules.partnerships else 1))
+        if number == 1:
+            return replica.may_start(number, rules.players)  # the first: every seat taken
+        # Later rounds go on with whoever is still there: a player who left or was voted
+        # out as silent leaves a free seat, and the others play on.
+        return everyone_ready_to_start(replica)
 
     def _play(self, rnd: ReplicatedRound) -> float:
         replica = self.node.replica

@@ -32,6 +32,22 @@ def present_players(replica: TableReplica) -> list[tuple[bytes, str]]:
     ]
 
 
+def players_awaited(replica: TableReplica) -> list[bytes]:
+    """The players the lobby's round waits for: present (no LEAVE), not expelled, and not
+    voted out of the latest round as silent (PROTOCOL.md 13) unless they said READY for
+    the lobby's round since (one back from a cut link plays on). A player who quit without
+    a word must not hold the table up for ever."""
+    sync = replica.sync
+    latest = sync.epochs.get(max(sync.epochs)) if sync.epochs else None
+    gone = set(latest.departed) if latest is not None else set()
+    ready = set(replica.ready_players(lobby_round(replica)))
+    return [
+        author
+        for author, _ in present_players(replica)
+        if author not in sync.expelled and (author not in gone or author in ready)
+    ]
+
+
 def has_left(replica: TableReplica, author: bytes | None = None) -> bool:
     """Whether `author` (default: we) has sent its LEAVE (it then authors nothing more)."""
     member = replica.sync.members.get(replica.me if author is None else author)
@@ -49,14 +65,26 @@ def lobby_round(replica: TableReplica) -> int:
 
 def everyone_ready_to_start(replica: TableReplica) -> bool:
     """We are the starter of the upcoming round and may start it now with every player
-    present: at least `players_to_start`, every one ready, no more than the table seats."""
+    it waits for (`players_awaited`): at least `players_to_start`, every one ready, no
+    more than the table seats."""
     rules = replica.rules
     upcoming = replica.upcoming_round()
     if rules is None or upcoming is None:
         return False
-    present = present_players(replica)
-    needed = min(rules.players, max(players_to_start(rules), len(present)))
+    needed = min(rules.players, max(players_to_start(rules), len(players_awaited(replica))))
     return replica.may_start(upcoming, needed)
+
+
+def too_few_to_play_on(replica: TableReplica) -> bool:
+    """Between rounds, fewer players are left than a round needs (the others left or were
+    voted out as silent): the match cannot go on."""
+    rules = replica.rules
+    return (
+        rules is not None
+        and bool(replica.rounds)
+        and replica.upcoming_round() is not None
+        and len(players_awaited(replica)) < players_to_start(rules)
+    )
 
 
 def may_start_full_table(replica: TableReplica) -> bool:

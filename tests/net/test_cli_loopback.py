@@ -228,3 +228,29 @@ def test_a_spectator_without_json_prints_each_move_live_as_its_replay_prints_it(
     assert moves == [line for line in replayed.splitlines() if MOVE_LINE.match(line)]
     # then the round's summary, as a player prints it
     assert any(line.startswith("round 1: ") for line in watched.splitlines())
+
+
+def test_a_player_who_leaves_between_rounds_leaves_a_free_seat_and_the_rest_play_on(
+    tmp_path: Path,
+) -> None:
+    # ann plays one round of three and says goodbye: the host and its bot play the next
+    # two on their own. The host used to wait, silent, for her seat for ever.
+    name = table_name()
+    host = nerts(
+        ["host", "--name", name, "--seats", "3", "--bots", "1", "--rounds", "3", "--headless"]
+        + ["--json", *FAST, *LO, *PATIENT]
+    )
+    time.sleep(0.5)
+    ann = nerts(
+        ["join", name, "--as", "ann", "--rounds", "1", "--headless", "--json", *FAST_JOIN]
+        + [*LO, *PATIENT]
+    )
+    (code, out, err), (ann_code, ann_out, ann_err) = finish(host), finish(ann)
+    assert ann_code == 0, ann_err
+    assert code == 0, err
+    rounds = [json.loads(line) for line in out.splitlines()[:-1]]
+    assert [r["round"] for r in rounds] == [1, 2, 3]
+    assert ann_out.splitlines()[0] == out.splitlines()[0]
+    assert len(rounds[0]["seats"]) == 3
+    assert len(rounds[1]["seats"]) == 2  # dealt to the two still there
+    assert json.loads(out.splitlines()[-1])["rounds"] == 3

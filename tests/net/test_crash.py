@@ -228,3 +228,38 @@ def test_a_host_and_its_player_killed_together_both_come_back_and_finish(
         after = _own_ops(data_dir)
         assert [op.hash for op in after[: len(ops)]] == [op.hash for op in ops]
         assert [op.seq for op in after] == list(range(1, len(after) + 1))
+
+
+def test_a_player_gone_for_good_is_voted_out_and_the_others_finish_the_match(
+    tmp_path: Path,
+) -> None:
+    # Bob's process dies mid-round and never comes back. The others vote him out as
+    # silent (PROTOCOL.md 13), finish the round without him and play the next round on
+    # their own. They used to stop at "a peer went silent: bob", or wait for his seat.
+    name = table_name()
+    host = nerts(["host", "--name", name, "--seats", "3", "--rounds", "2", *PLAY]
+                 + ["--nerts-size", "6", "--data-dir", str(tmp_path / "host")])  # fmt: skip
+    time.sleep(0.5)
+    ann = nerts(["join", name, "--as", "ann", *PLAY, "--data-dir", str(tmp_path / "ann")])
+    bob_dir = tmp_path / "bob"
+    bob = nerts(["join", name, "--as", "bob", *PLAY, "--data-dir", str(bob_dir)])
+    _wait_mid_round(bob_dir, 1)
+    bob.kill()
+    bob.communicate()
+    bob_id = _own_ops(bob_dir)[0].author
+    results = [finish(p) for p in (host, ann)]
+    for code, _out, err in results:
+        assert code == 0, err
+    lines = [out.splitlines() for _, out, _ in results]
+    assert lines[0] == lines[1]
+    first, second, match = lines[0]
+    assert '"departed":[]' not in first  # bob, voted out
+    assert '"departed":[' in first
+    assert '"round":2' in second
+    assert '"rounds":2' in match
+    (replay_file,) = (tmp_path / "host" / "replays").iterdir()
+    replay = load_replay(replay_file)
+    assert replay.verified, replay.refused
+    rounds = replay.replica.rounds
+    assert bob_id in rounds[1].seat_of
+    assert bob_id not in rounds[2].seat_of  # the second round was dealt to the two left

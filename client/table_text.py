@@ -14,12 +14,14 @@ from protocol.messages import printable_name
 
 
 def seats_text(replica: TableReplica, rnd: ReplicatedRound) -> str:
-    """Who sits where, by the names the players chose (printable: other peers chose them)."""
-    names = {
-        seat: printable_name(replica.sync.members[author].name)
-        for author, seat in rnd.seat_of.items()
-    }
-    return ", ".join(f"seat {seat} {names[seat]}" for seat in sorted(names))
+    """Who sits where, by the names the players chose (printable: other peers chose them);
+    partners share a seat, in the order the round's START lists them."""
+    names: dict[int, list[str]] = {}
+    for author in rnd.log.participants:
+        seat = rnd.seat_of.get(author)
+        if seat is not None:
+            names.setdefault(seat, []).append(printable_name(replica.sync.members[author].name))
+    return ", ".join(f"seat {seat} {' & '.join(names[seat])}" for seat in sorted(names))
 
 
 def step_text(step: FoldStep) -> str | None:

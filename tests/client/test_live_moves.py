@@ -66,3 +66,17 @@ def test_a_round_begun_again_after_a_void_is_printed_from_its_start() -> None:
     assert "begins again" in lines[lines.index(header, 1) - 1]
     live.voided(2)  # a round it is not printing: nothing to say
     assert live.printer.lines == lines
+
+
+def test_partners_are_both_named_at_their_seat() -> None:
+    # Two players per seat: the second partner's name used to overwrite the first's.
+    mesh = PeerMesh(
+        players=4, rules=Rules(seats=2, nerts_size=5, partnerships=True), seed=5, pace=0.1
+    )
+    mesh.run(until=900, rounds=1)
+    replica = mesh.replicas[0]
+    rnd = replica.rounds[1]
+    text = seats_text(replica, rnd)
+    for author in rnd.seat_of:
+        assert replica.sync.members[author].name in text
+    assert text.count(" & ") == 2

@@ -273,9 +273,12 @@ def _cmd_play(args: argparse.Namespace) -> int:
                 f"--players {args.players} and --bots {args.bots} disagree: with --bots the "
                 f"table has you and the bots ({args.bots + 1} players)"
             )
-    rules = _rules_from(args, args.players if args.players is not None else PLAYERS)
     if args.bots is not None:
-        return _practice_over_the_node(args, rules)
+        if args.bots < 1:
+            raise NertsError("--bots must be at least 1 (someone has to play against you)")
+        # You and the bots: that many players (two per seat with --partnerships).
+        return _practice_over_the_node(args, _rules_from(args, args.bots + 1))
+    rules = _rules_from(args, args.players if args.players is not None else PLAYERS)
     return practice(rules, level_named(args.level), seed=args.seed, interactive=args.interactive)
 
 
@@ -284,9 +287,6 @@ def _practice_over_the_node(args: argparse.Namespace, rules: Rules) -> int:
     from client.netplay import PeerOptions, host_table, run_command
 
     _needs_headless(args)
-    if args.bots < 1:
-        raise NertsError("--bots must be at least 1 (someone has to play against you)")
-    seated = Rules.from_dict({**rules.to_dict(), "seats": args.bots + 1})
     _check_timing(args)
     options = PeerOptions(
         name="practice",
@@ -309,7 +309,7 @@ def _practice_over_the_node(args: argparse.Namespace, rules: Rules) -> int:
             f"nerts-p2p: cannot keep replays in {options.replays}: {exc.strerror}", file=sys.stderr
         )
         return 1
-    return run_command(lambda: host_table(options, seated))
+    return run_command(lambda: host_table(options, rules))
 
 
 # --- network play (client/netplay.py) ---------------------------------------------------------

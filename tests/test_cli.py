@@ -161,6 +161,8 @@ def test_bench_sync_reports_the_gate_the_wire_the_fold_and_the_heal(
         (["simulate", "--rounds", "two"], "argument --rounds: must be a whole number, got 'two'"),
         (["simulate", "--players", "1"], "argument --players: must be 2..16, got 1"),
         (["simulate", "--players", "3", "--partnerships"], "even number of players, got 3"),
+        (["play", "--bots", "2", "--partnerships", "--headless"], "even number of players, got 3"),
+        (["play", "--bots", "0", "--headless"], "--bots must be at least 1"),
         (["simulate", "--seed", "1.5"], "argument --seed: must be a whole number"),
         (["simulate", "--draw", "2"], "argument --draw: invalid choice"),
         (["simulate", "--target", "0"], "target must be 1..10000, got 0"),

@@ -254,3 +254,16 @@ def test_a_player_who_leaves_between_rounds_leaves_a_free_seat_and_the_rest_play
     assert len(rounds[0]["seats"]) == 3
     assert len(rounds[1]["seats"]) == 2  # dealt to the two still there
     assert json.loads(out.splitlines()[-1])["rounds"] == 3
+
+
+def test_practice_with_bots_in_partnerships_seats_you_and_three_bots_two_by_two(
+    tmp_path: Path,
+) -> None:
+    # You and 3 bots are 4 players; it used to count 3 (the default) and refuse, or,
+    # with --players 4, wait for ever for a table of 8.
+    practice = ["play", "--bots", "3", "--partnerships", "--headless", "--json", "--rounds", "1"]
+    code, out, err = finish(nerts([*practice, *FAST, "--data-dir", str(tmp_path)]))
+    assert code == 0, err
+    record, match = map(json.loads, out.splitlines())
+    assert len(record["seats"]) == 2
+    assert match["rounds"] == 1

@@ -14,7 +14,7 @@ import os
 import random
 import signal
 import sys
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Container, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -342,10 +342,36 @@ async def _host_table(options: PeerOptions, rules: Rules, *, spectators: bool) -
     return await _run(options, me, bots, announcer=announcer, table_name=options.name)
 
 
-async def find_table(interface: str, name: str, timeout: float) -> TableAd:
+def _likeliest(ads: list[TableAd], role: int, ours: Container[bytes]) -> TableAd:
+    """Of tables of one name, the one most likely to be the table meant: one we were at
+    (our store holds it), then one that speaks our protocol and has room for us. Anyone can
+    announce a table under any name (TXT is a hint), so a namesake that is full, of another
+    version or gone must not take the place of the one that lets us in."""
+
+    def unlikely(ad: TableAd) -> tuple[bool, bool, bool, bool]:
+        no_room = ad.full if role == PLAYER else not ad.spectators
+        return (
+            ad.table_id not in ours,
+            ad.protocol_version != PROTOCOL_VERSION,
+            no_room,
+            ad.phase == "ended",
+        )
+
+    return min(ads, key=unlikely)  # the first found, among equals
+
+
+async def find_table(
+    interface: str,
+    name: str,
+    timeout: float,
+    *,
+    role: int = PLAYER,
+    ours: Container[bytes] = frozenset(),
+) -> TableAd:
     async with TableBrowser(interface) as browser:
-        ad = await browser.wait_for(name, timeout)
-        namesakes = [t for t in browser.tables.values() if t.name == name and t != ad]
+        first = await browser.wait_for(name, timeout)
+        namesakes = [t for t in browser.tables.values() if t.name == name and t != first]
+    ad = None if first is None else _likeliest([first, *namesakes], role, ours)
     if ad is not None and namesakes:
         # Names are chosen by people, not unique: say which one we took.
         print(
@@ -373,7 +399,12 @@ async def join_table(options: PeerOptions, table_name: str, *, role: int, timeou
 
 
 async def _join_table(options: PeerOptions, table_name: str, *, role: int, timeout: float) -> int:
-    ad = await find_table(options.interface, table_name, timeout)
+    ours = (
+        set()
+        if options.data_dir is None
+        else {store.header.table for store in resumable_tables(options.data_dir) if store.header}
+    )
+    ad = await find_table(options.interface, table_name, timeout, role=role, ours=ours)
     if options.data_dir is not None:
         earlier = TableStore.open(options.data_dir, ad.table_id)
         if earlier.header is not None and not earlier.ended:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import errno
 import ipaddress
+import re
 import socket
 import threading
 from collections.abc import Mapping
@@ -31,9 +32,14 @@ from zeroconf import (
 from zeroconf._utils.net import InterfacesType, get_all_addresses
 
 from nerts_p2p.game.errors import NertsError
+from protocol.messages import MAX_MEMBERS, name_size_problem
 
 SERVICE_TYPE: Final = "_nerts._udp.local."
 PHASES: Final = ("lobby", "playing", "ended")
+_DECIMAL: Final = re.compile(r"[0-9]{1,9}")
+#: The players a table's rules can seat: 2 to 8 seats, two players each with partnerships.
+MIN_PLAYERS: Final = 2
+MAX_PLAYERS: Final = 16
 ALL_INTERFACES: Final = "0.0.0.0"
 #: How often a browser looks at what zeroconf's thread has seen (seconds).
 BROWSE_POLL: Final = 0.05
@@ -78,22 +84,35 @@ class TableAd:
         return f"{label}-{self.table_id.hex()[:12]}.{SERVICE_TYPE}"
 
 
+def _count(text: str) -> int:
+    """A TXT record's decimal count: ASCII digits only (`int` also takes a sign, spaces,
+    underscores and other scripts' digits), at most 9 of them."""
+    if not _DECIMAL.fullmatch(text):
+        raise ValueError(f"not a count: {text!r}")
+    return int(text)
+
+
 def ad_from_txt(txt: Mapping[bytes, bytes | None], address: tuple[str, int]) -> TableAd | None:
     """A table ad from a TXT record, or None if any key is missing or malformed (a browser
-    shows only what it understands)."""
+    shows only what it understands): a name no table can have (empty, over 32 bytes), a
+    seat count no rules have, a negative or absurd number."""
     try:
         fields = {k.decode(): (v or b"").decode() for k, v in txt.items()}
         if fields["pass"] not in ("0", "1") or fields["spect"] not in ("0", "1"):
             return None  # a flag is 1 or 0; anything else is not a table we understand
-        taken, seats = fields["seats"].split("/")
+        taken, seats = map(_count, fields["seats"].split("/"))
+        if not fields["name"].strip() or name_size_problem(fields["name"]) is not None:
+            return None
+        if not MIN_PLAYERS <= seats <= MAX_PLAYERS or taken > MAX_MEMBERS:
+            return None
         ad = TableAd(
             name=fields["name"],
             address=address,
-            protocol_version=int(fields["proto"]),
+            protocol_version=_count(fields["proto"]),
             table_id=bytes.fromhex(fields["table"]),
             host_fingerprint=bytes.fromhex(fields["host"]),
-            seats_taken=int(taken),
-            seats_max=int(seats),
+            seats_taken=taken,
+            seats_max=seats,
             phase=fields["phase"],
             passphrase=fields["pass"] == "1",
             spectators=fields["spect"] == "1",

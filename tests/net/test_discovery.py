@@ -95,6 +95,25 @@ def test_a_txt_record_missing_a_key_or_malformed_is_not_a_table() -> None:
         assert ad_from_txt({k: v for k, v in txt.items() if k != key}, ("127.0.0.1", 5)) is None
     for key, bad in ((b"seats", b"3"), (b"table", b"zz"), (b"phase", b"over"), (b"proto", b"x")):
         assert ad_from_txt({**txt, key: bad}, ("127.0.0.1", 5)) is None
+    # Values no honest host announces (a squatter's, seen in a hostile run, used to be
+    # listed): a negative or absurd count, a sign or another script's digits, a seat count
+    # no rules have, an empty name or one longer than any table's.
+    for key, bad in (
+        (b"seats", b"-5/4"),
+        (b"seats", b"+1/4"),
+        (b"seats", b" 1/4"),
+        (b"seats", "\u0661/4".encode()),  # ARABIC-INDIC DIGIT ONE
+        (b"seats", b"1/1"),
+        (b"seats", b"1/17"),
+        (b"seats", b"65/16"),
+        (b"proto", b"99999999999999999999999"),
+        (b"proto", b"-3"),
+        (b"name", b""),
+        (b"name", b"   "),
+        (b"name", b"n" * 33),
+    ):
+        assert ad_from_txt({**txt, key: bad}, ("127.0.0.1", 5)) is None, (key, bad)
+    assert ad_from_txt({**txt, b"seats": b"0/16", b"name": ("é" * 16).encode()}, ("127.0.0.1", 5))
 
 
 async def test_a_table_whose_records_came_late_is_looked_up_again(
@@ -124,3 +143,26 @@ async def test_a_table_whose_records_came_late_is_looked_up_again(
     assert await browser.poll() == {"late._nerts._udp.local.": ad}
     assert answers == []
     assert await browser.poll() == {"late._nerts._udp.local.": ad}  # resolved: not asked again
+
+
+def test_of_tables_of_one_name_a_joiner_takes_the_one_that_can_let_it_in() -> None:
+    # Anyone may announce any name: squatters that are full, of another protocol version
+    # or over took the real table's place in 2 of 3 joins of a hostile run.
+    from client.netplay import _likeliest
+    from protocol.messages import PLAYER, SPECTATOR
+
+    def ad(n: int, **changes: object) -> TableAd:
+        fields: dict[str, object] = {
+            "name": "T", "address": ("127.0.0.1", 4000 + n), "protocol_version": PROTOCOL_VERSION,
+            "table_id": bytes([n]) * 8, "host_fingerprint": b"h" * 8, "seats_taken": 1,
+            "seats_max": 3, "phase": "lobby", "passphrase": False, "spectators": True,
+        }  # fmt: skip
+        return TableAd(**{**fields, **changes})  # type: ignore[arg-type]
+
+    full, other_version = ad(1, seats_taken=3), ad(2, protocol_version=99)
+    over, real = ad(3, phase="ended"), ad(4)
+    squats = [full, other_version, over, real]
+    assert _likeliest(squats, PLAYER, set()) == real
+    assert _likeliest([ad(5, spectators=False), full], SPECTATOR, set()) == full
+    assert _likeliest(squats, PLAYER, {over.table_id}) == over  # the table we were at
+    assert _likeliest([ad(6), ad(7)], PLAYER, set()) == ad(6)  # among equals, the first found

@@ -47,7 +47,7 @@ from nerts_p2p.table.replica import (
     TableReplica,
 )
 from nerts_p2p.table.round import ReplicatedRound
-from nerts_p2p.table.status import players_awaited, round_began_full, too_few_to_play_on
+from nerts_p2p.table.status import players_awaited, too_few_to_play_on, turned_away
 from protocol import admission
 from protocol.envelope import PROTOCOL_VERSION
 from protocol.messages import PLAYER, SPECTATOR, fit_name, printable_name
@@ -747,7 +747,7 @@ async def _watch_events(
             and event.seat is None
             and replica.role == PLAYER
             and options.headless
-            and round_began_full(replica, event.round)
+            and turned_away(replica, event.round)
         ):
             watch.error = f"table full: round {event.round} started without a seat for us"
 

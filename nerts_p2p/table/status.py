@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from nerts_p2p.game.rules import Rules
-from protocol.messages import PLAYER
+from protocol.messages import PLAYER, Kinds
 
 if TYPE_CHECKING:
     from .replica import TableReplica
@@ -142,3 +142,17 @@ def round_began_full(replica: TableReplica, number: int) -> bool:
     started the round, PROTOCOL.md 13.3), and plays the next."""
     rnd, rules = replica.rounds.get(number), replica.rules
     return rnd is not None and rules is not None and len(rnd.seat_of) >= rules.players
+
+
+def turned_away(replica: TableReplica, number: int) -> bool:
+    """Round `number` began full, without us, after our JOIN: there was no seat for us
+    ("table full"). A round that began before we joined (one a newcomer catches up on) says
+    nothing about the seats it will find free at the next."""
+    log = replica.sync.epochs.get(number)
+    join = next((op for op in replica.sync.logs.get(replica.me, []) if op.kind == Kinds.JOIN), None)
+    return (
+        round_began_full(replica, number)
+        and log is not None
+        and join is not None
+        and log.start.lamport > join.lamport
+    )

@@ -267,3 +267,24 @@ def test_practice_with_bots_in_partnerships_seats_you_and_three_bots_two_by_two(
     record, match = map(json.loads, out.splitlines())
     assert len(record["seats"]) == 2
     assert match["rounds"] == 1
+
+
+def test_a_newcomer_takes_a_seat_that_fell_free_between_rounds(tmp_path: Path) -> None:
+    # ann plays round 1 and leaves; bob comes later for her seat. Catching up, he saw
+    # round 1 begin without him at a full table and turned himself away ("table full").
+    name = table_name()
+    host = nerts(
+        ["host", "--name", name, "--seats", "3", "--bots", "1", "--rounds", "6", "--headless"]
+        + ["--json", "--bot-pace", "0.1", "--nerts-size", "8", *LO, *PATIENT]
+    )
+    time.sleep(0.5)
+    joining = ["--headless", "--json", *FAST_JOIN, *LO, *PATIENT]
+    ann_code, _, ann_err = finish(nerts(["join", name, "--as", "ann", "--rounds", "1", *joining]))
+    assert ann_code == 0, ann_err
+    bob = nerts(["join", name, "--as", "bob", *joining])
+    (code, out, err), (bob_code, bob_out, bob_err) = finish(host), finish(bob)
+    assert code == 0, err
+    assert bob_code == 0, bob_err
+    assert "table full" not in bob_err
+    assert len(out.splitlines()) == 7  # six rounds and the match
+    assert bob_out.splitlines() == out.splitlines()  # he caught up on every round

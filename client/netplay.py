@@ -592,6 +592,7 @@ async def _run(
                 nursery.start_soon(_keep_announcement, announcer, me.node)
             await _until_done(me, everyone, watch, options)
         finally:
+            _leave_if_nothing_played(everyone)
             if announcer is not None:
                 await announcer.aclose()
             nursery.cancel_scope.cancel()
@@ -659,6 +660,26 @@ async def _until_done(
             watch.error = silent
             return
         await trio.sleep(0.1)
+
+
+def _leave_if_nothing_played(everyone: list[LocalPeer]) -> None:
+    """Stopped (Ctrl-C, an error) before the table's first round began: say goodbye for us
+    and our bots, so the table does not wait for seats nobody will take (it used to give
+    up on the silent joiner, 15 s later). Nothing was played, so nothing is to resume: the
+    store is closed for good. (In the lobby between rounds the seat is kept, as a crash
+    keeps it; and a host keeps its table, its own bots with it, to be started again:
+    PROTOCOL.md 14.) Synchronous: it runs while the nursery is being cancelled."""
+    if any(peer.node.replica.sync.host == peer.node.replica.me for peer in everyone):
+        return
+    for peer in everyone:
+        replica = peer.node.replica
+        if replica.rounds or not replica.is_member or replica.role != PLAYER:
+            continue
+        if replica.sync.members[replica.me].left or not replica.can_author:
+            continue
+        peer.node.apply_intent(Leave())
+        if peer.store is not None:
+            peer.store.end()
 
 
 def _save_replay(me: LocalPeer, options: PeerOptions) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 import time
 from pathlib import Path
 
@@ -288,3 +289,23 @@ def test_a_newcomer_takes_a_seat_that_fell_free_between_rounds(tmp_path: Path) -
     assert "table full" not in bob_err
     assert len(out.splitlines()) == 7  # six rounds and the match
     assert bob_out.splitlines() == out.splitlines()  # he caught up on every round
+
+
+def test_a_joiner_stopped_before_the_first_round_frees_its_seat() -> None:
+    # Ctrl-C while waiting for the table to fill: a goodbye, so the host neither waits for
+    # its seat nor gives up on it as silent 15 s later.
+    name = table_name()
+    host = nerts(["host", "--name", name, "--seats", "4", "--bots", "1", "--headless", *LO])
+    try:
+        _wait_until_listed(name, 2)
+        early = nerts(["join", name, "--as", "early", "--headless", *LO])
+        _wait_until_listed(name, 3)
+        early.send_signal(signal.SIGINT)
+        code, _, err = finish(early)
+        assert code == 130, err
+        _wait_until_listed(name, 2)  # the seat is free again
+        time.sleep(16)  # past the default --silence
+        assert host.poll() is None, host.communicate()
+    finally:
+        host.kill()
+        host.communicate()

@@ -259,9 +259,42 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 PLAYERS: Final = 3
 
 
+#: `play` options of the practice over the node (`--bots N`) only, with their defaults.
+_OVER_THE_NODE: Final = {
+    "rounds": ("--rounds", None),
+    "headless": ("--headless", False),
+    "json": ("--json", False),
+    "bot_pace": ("--bot-pace", 1.0),
+    "silence": ("--silence", 15.0),
+    "data_dir": ("--data-dir", None),
+}
+
+
+def _check_play_options(args: argparse.Namespace) -> None:
+    """An option `play` would ignore is a usage error: the practice game without --bots
+    and the table over the node with it take different ones."""
+    if args.bots is None:
+        given = [flag for dest, (flag, default) in _OVER_THE_NODE.items()
+                 if getattr(args, dest) != default]  # fmt: skip
+        if given:
+            raise NertsError(
+                f"{', '.join(given)}: only with --bots N (you and N bots over the network "
+                "node on 127.0.0.1); the practice game without it plays one round here"
+            )
+    else:
+        given = [flag for flag, value in (("--seed", args.seed), ("--watch/--interactive",
+                 args.interactive)) if value is not None]  # fmt: skip
+        if given:
+            raise NertsError(
+                f"{', '.join(given)}: only for the practice game without --bots (with --bots "
+                "the deals are fresh and you watch your bot play your seat)"
+            )
+
+
 def _cmd_play(args: argparse.Namespace) -> int:
     from client.terminal import practice
 
+    _check_play_options(args)
     if args.bots is not None:
         if args.practice:
             raise NertsError(

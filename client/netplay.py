@@ -565,6 +565,8 @@ class _Watch:
     error: str | None = None
     #: a spectator's moves as text (not with --json: its lines are the players' lines)
     live: LiveMoves | None = None
+    #: a round began without a seat for us at a full table ("table full")
+    turned_away: bool = False
 
 
 async def _run(
@@ -593,6 +595,8 @@ async def _run(
             await _until_done(me, everyone, watch, options)
         finally:
             _leave_if_nothing_played(everyone)
+            if watch.turned_away:
+                _leave_unseated(everyone)
             if announcer is not None:
                 await announcer.aclose()
             nursery.cancel_scope.cancel()
@@ -680,6 +684,24 @@ def _leave_if_nothing_played(everyone: list[LocalPeer]) -> None:
         peer.node.apply_intent(Leave())
         if peer.store is not None:
             peer.store.end()
+
+
+def _leave_unseated(everyone: list[LocalPeer]) -> None:
+    """Turned away from a full table (joiners racing for its last seats): goodbye for us
+    and those of our bots the round has no seat for, so the table does not wait for them
+    at the next round. Our bots that did get a seat go with this process; the table votes
+    them out as silent and plays on (PROTOCOL.md 13)."""
+    for peer in everyone:
+        replica = peer.node.replica
+        if (
+            replica.seat is None
+            and replica.is_member
+            and replica.can_author
+            and not replica.sync.members[replica.me].left
+        ):
+            peer.node.apply_intent(Leave())
+            if peer.store is not None:
+                peer.store.end()
 
 
 def _save_replay(me: LocalPeer, options: PeerOptions) -> None:
@@ -771,6 +793,7 @@ async def _watch_events(
             and turned_away(replica, event.round)
         ):
             watch.error = f"table full: round {event.round} started without a seat for us"
+            watch.turned_away = True
 
 
 async def _keep_announcement(announcer: TableAnnouncer, node: TableNode) -> None:

@@ -309,3 +309,27 @@ def test_a_joiner_stopped_before_the_first_round_frees_its_seat() -> None:
     finally:
         host.kill()
         host.communicate()
+
+
+def test_joiners_racing_for_the_last_seats_leave_the_table_playing(tmp_path: Path) -> None:
+    # ann and bob, each with a bot, ask for a 3-seat table's 2 free seats at once: one is
+    # refused (its announcement says full), or the host lets all four in and the round
+    # begins without one of them. The one turned away used to take its seated bot and its
+    # place at the next round with it, silent, and the table gave up on them.
+    name = table_name()
+    host = nerts(
+        ["host", "--name", name, "--seats", "3", "--rounds", "2", "--headless", "--json"]
+        + [*FAST, *LO, *PATIENT]
+    )
+    _wait_until_listed(name, 1)
+    joining = ["--headless", "--json", *FAST_JOIN, *LO, *PATIENT]
+    ann = nerts(["join", name, "--as", "ann", "--bots", "1", *joining])
+    bob = nerts(["join", name, "--as", "bob", "--bots", "1", *joining])
+    (code, out, err), *guests = finish(host), finish(ann), finish(bob)
+    assert code == 0, err
+    assert len(out.splitlines()) == 3  # two rounds and the match
+    for guest_code, guest_out, guest_err in guests:
+        if guest_code == 0:
+            assert guest_out.splitlines() == out.splitlines()
+        else:
+            assert "full" in guest_err, guest_err

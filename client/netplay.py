@@ -14,7 +14,7 @@ import os
 import random
 import signal
 import sys
-from collections.abc import Awaitable, Callable, Container, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Collection, Container, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -659,7 +659,8 @@ async def _until_done(
                 "the others left the table or were voted out as silent"
             )
             return
-        silent = _silent_participant(node, now, options.silence)
+        ours = {peer.node.replica.me for peer in everyone}
+        silent = _silent_participant(node, now, options.silence, ours)
         if silent is not None:
             watch.error = silent
             return
@@ -737,9 +738,15 @@ def _others_present(replica: TableReplica, silence: float, node: TableNode) -> b
     return False
 
 
-def _silent_participant(node: TableNode, now: float, bound: float) -> str | None:
+def _silent_participant(
+    node: TableNode, now: float, bound: float, ours: Collection[bytes] = ()
+) -> str | None:
     """A player the table waits for who has sent nothing for `bound` seconds, in words.
-    One voted out of the round (or the table) as silent is waited for no more."""
+    One voted out of the round (or the table) as silent is waited for no more. When every
+    player on another machine (two or more of them) has gone quiet at once, the likelier
+    cause is this machine's own network (a cable out, Wi-Fi gone), and the words say so
+    rather than blame whoever happened to fall silent first. `ours`: the peers of this
+    process (our bots), which still hear us when the network is gone."""
     replica = node.replica
     rnd = replica.current_round
     if rnd is None or (rnd.final is not None and replica.sync.host == replica.me):
@@ -749,15 +756,30 @@ def _silent_participant(node: TableNode, now: float, bound: float) -> str | None
         authors = [
             a for a in rnd.seat_of if a not in log.departed and a not in replica.sync.expelled
         ]
+    quiet_for: dict[bytes, float] = {}
     for author in authors:
         member = replica.sync.members.get(author)
         if author == replica.me or member is None or member.left:
             continue
         quiet = node.silence(author, now)
-        if quiet is not None and quiet > bound:
-            name = printable_name(member.name)
-            return f"a peer went silent: {name} has sent nothing for {quiet:.0f} s"
-    return None
+        if quiet is not None:
+            quiet_for[author] = quiet
+    silent = [a for a, quiet in quiet_for.items() if quiet > bound]
+    if not silent:
+        return None
+    elsewhere = [a for a in quiet_for if a not in ours]
+    # A peer that is alive is heard several times a second: one quiet for nearly the
+    # bound too went quiet together with the first.
+    if len(elsewhere) >= 2 and all(quiet_for[a] > bound - 1.0 for a in elsewhere):
+        names = ", ".join(printable_name(replica.sync.members[a].name) for a in elsewhere)
+        return (
+            f"nothing has come from any other machine at the table for "
+            f"{min(quiet_for[a] for a in elsewhere):.0f} s ({names}): "
+            "is this machine still on the network?"
+        )
+    first = silent[0]
+    name = printable_name(replica.sync.members[first].name)
+    return f"a peer went silent: {name} has sent nothing for {quiet_for[first]:.0f} s"
 
 
 async def _watch_events(

@@ -478,6 +478,11 @@ class SyncPeer:
 
     # --- signs of life (sync_liveness) ------------------------------------------------------
 
+    @property
+    def now(self) -> float:
+        """The latest time we were handed (by `receive` or `tick`)."""
+        return self._now
+
     def signs_of_life(self) -> dict[bytes, float]:
         """author -> when it last showed a sign of life we can use (PROTOCOL.md 13.1): a
         heartbeat naming an op of its own that has not come shows nothing, nor does a copy

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 from nerts_p2p.game.rules import Rules
 from protocol.messages import PLAYER, Kinds
 
+from .presence import SILENCE_BOUND
+
 if TYPE_CHECKING:
     from .replica import TableReplica
     from .round import ReplicatedRound
@@ -34,13 +36,22 @@ def present_players(replica: TableReplica) -> list[tuple[bytes, str]]:
 
 def players_awaited(replica: TableReplica) -> list[bytes]:
     """The players the lobby's round waits for: present (no LEAVE), not expelled, and not
-    voted out of the latest round as silent (PROTOCOL.md 13) unless they said READY for
-    the lobby's round since (one back from a cut link plays on). A player who quit without
-    a word must not hold the table up for ever."""
+    gone, unless they said READY for the lobby's round since (one back from a cut link
+    plays on). Gone: voted out of the latest round as silent (PROTOCOL.md 13), or, once a
+    round has been played, silent for `SILENCE_BOUND` in the lobby itself (no vote can
+    be cast then against anyone but the starter, 13.1). A player who quit without a word
+    must not hold the table up for ever; one who restarts comes back at the next round."""
     sync = replica.sync
     latest = sync.epochs.get(max(sync.epochs)) if sync.epochs else None
     gone = set(latest.departed) if latest is not None else set()
     ready = set(replica.ready_players(lobby_round(replica)))
+    if replica.rounds:
+        heard = sync.signs_of_life()
+        gone |= {
+            author
+            for author, when in heard.items()
+            if author != replica.me and sync.now - when >= SILENCE_BOUND
+        }
     return [
         author
         for author, _ in present_players(replica)

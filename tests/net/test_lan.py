@@ -28,12 +28,12 @@ PRIMED = (
 
 
 def _on(
-    host: LanHost, args: list[str], data: Path, *, primed: bool = False
+    host: LanHost, args: list[str], data: Path, *, primed: bool = False, silence: int = 60
 ) -> subprocess.Popen[str]:
     program = ["-c", PRIMED] if primed else ["-m", "client.cli"]
     argv = [sys.executable, *program, *args, "--interface", host.address]
     if args[0] != "list":
-        argv += ["--data-dir", str(data), "--silence", "60", "--json"]
+        argv += ["--data-dir", str(data), "--silence", str(silence), "--json"]
     return subprocess.Popen(
         host.command(argv),
         stdin=subprocess.PIPE if primed else None,
@@ -106,3 +106,44 @@ def test_three_hosts_play_with_a_late_spectator_and_a_pulled_cable(tmp_path: Pat
         # (they once voted him out the moment he was back, owing what he had missed).
         for line in host_lines[:2]:
             assert '"departed":[]' in line, line
+
+
+def test_a_player_whose_cable_stays_out_is_told_to_look_at_his_own_network(
+    tmp_path: Path,
+) -> None:
+    """Bob's cable is pulled for good mid-match. Bob hears nobody: he is told, in words,
+    that his own machine seems to be off the network (not that the host or Ann went
+    silent, which is what he used to read: whoever fell quiet first was named). The two
+    others vote him out and finish the match."""
+    name = table_name("lan")
+    fast = ["--bot-pace", "0.03"]
+    with Lan() as lan:
+        h1, h2, h3 = lan.hosts
+        host = _on(
+            h1,
+            ["host", "--name", name, "--seats", "3", "--rounds", "2", "--headless", *fast],
+            tmp_path / "h1",
+        )
+        time.sleep(0.5)
+        ann = _on(h2, ["join", name, "--as", "ann", "--headless", *fast], tmp_path / "h2")
+        bob = _on(
+            h3,
+            ["join", name, "--as", "bob", "--headless", *fast],
+            tmp_path / "h3",
+            silence=4,
+        )
+        assert host.stdout is not None
+        first = host.stdout.readline()
+        assert first.startswith('{"round":1'), host.stderr.read() if host.stderr else ""
+        lan.unplug(h3)  # round 2 is being played
+        code, _, err = finish(bob, PROCESS_TIMEOUT)
+        assert code == 1
+        assert "is this machine still on the network?" in err, err
+        assert "went silent" not in err, err
+        code, rest, err = finish(host, PROCESS_TIMEOUT)
+        assert code == 0, err
+        host_lines = [first.strip(), *rest.splitlines()]
+        assert len(host_lines) == 3  # two rounds, then the match
+        code, out, err = finish(ann, PROCESS_TIMEOUT)
+        assert code == 0, f"ann: {err}"
+        assert out.splitlines() == host_lines

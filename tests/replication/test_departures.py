@@ -12,6 +12,7 @@ import pytest
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.table.presence import SILENCE_BOUND
 from nerts_p2p.table.replica import PeerExpelled, RoundFinal, SeatDeparted
+from nerts_p2p.table.status import players_awaited, too_few_to_play_on
 from protocol.departure import agreed_set
 from protocol.errors import DropReason
 from protocol.messages import Kind, Op, decode
@@ -122,6 +123,28 @@ def test_a_player_who_vanishes_after_a_round_is_final_is_not_voted_out_of_it() -
     for i in (0, 1):
         assert not mesh.replicas[i].sync.epochs[1].departed
         assert not [e for e in mesh.events[i][before[i] :] if isinstance(e, SeatDeparted)]
+
+
+def test_a_player_silent_in_the_lobby_for_the_silence_bound_is_no_longer_waited_for() -> None:
+    """Between rounds no vote can drop a vanished player (only the starter, 13.1), so the
+    lobby itself stops waiting for one silent for the bound: the next round goes on with
+    the others (the table used to wait for him until it gave up). A shorter silence keeps
+    his place, and once he is back he is waited for again."""
+    mesh = PeerMesh(players=3, rules=Rules(seats=3, target=500), seed=5)
+    mesh.run(until=600, rounds=1)  # round 1 final; nobody is ready for round 2 yet
+    gone = mesh.replicas[2].me
+    mesh.vanish(2)
+    mesh.run_for(SILENCE_BOUND - 2)
+    for i in (0, 1):
+        assert gone in players_awaited(mesh.replicas[i])
+    mesh.run_for(3)
+    for i in (0, 1):
+        assert gone not in players_awaited(mesh.replicas[i])
+        assert not too_few_to_play_on(mesh.replicas[i])  # two are left: they play on
+    mesh.restart(2, stored=True, held=True)
+    mesh.run_for(2)
+    for i in (0, 1):
+        assert gone in players_awaited(mesh.replicas[i])
 
 
 def test_a_split_of_two_against_two_finalizes_only_the_half_with_the_first_participant() -> None:

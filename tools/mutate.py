@@ -287,10 +287,12 @@ TEST_SUBSETS: dict[str, tuple[str, ...]] = {
     ),
     **dict.fromkeys(REPLICA_MODULES, REPLICA_TESTS),
     # The shells' questions between rounds: no replica test asks them (seed 701 drew eight
-    # mutants of status.py and the replica subset killed none), their own tests do.
+    # mutants of status.py and the replica subset killed none), their own tests do, and
+    # the departures' (who the lobby stops waiting for).
     "nerts_p2p/table/status.py": (
         "tests/replication/test_lobby_question_edges.py",
         "tests/replication/test_lobby_questions.py",
+        "tests/replication/test_departures.py",
     ),
     # The rules on the wire: the variants' own tests read malformed pairs (seed 901 drew
     # the plain-words refusal of a value that is no array, which no replica test sends).

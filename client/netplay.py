@@ -743,9 +743,9 @@ def _silent_participant(
 ) -> str | None:
     """A player the table waits for who has sent nothing for `bound` seconds, in words.
     One voted out of the round (or the table) as silent is waited for no more. When every
-    player on another machine (two or more of them) has gone quiet at once, the likelier
-    cause is this machine's own network (a cable out, Wi-Fi gone), and the words say so
-    rather than blame whoever happened to fall silent first. `ours`: the peers of this
+    player on another machine (two or more of them) has gone quiet at once, they have all
+    gone or (likelier) this machine's own network has (a cable out, Wi-Fi gone), and the
+    words say so rather than blame whoever happened to fall silent first. `ours`: the peers of this
     process (our bots), which still hear us when the network is gone."""
     replica = node.replica
     rnd = replica.current_round
@@ -756,6 +756,12 @@ def _silent_participant(
         authors = [
             a for a in rnd.seat_of if a not in log.departed and a not in replica.sync.expelled
         ]
+    # In a round being played, silence counts from when the round began here, as the
+    # table's votes count it (PROTOCOL.md 13.1): one who vanished before it began is voted
+    # out of it 10 s in, and the round goes on; we must not give up on the table first.
+    began = (
+        replica.presence.began.get(rnd.number) if rnd is not None and rnd.final is None else None
+    )
     quiet_for: dict[bytes, float] = {}
     for author in authors:
         member = replica.sync.members.get(author)
@@ -763,7 +769,7 @@ def _silent_participant(
             continue
         quiet = node.silence(author, now)
         if quiet is not None:
-            quiet_for[author] = quiet
+            quiet_for[author] = quiet if began is None else min(quiet, now - began)
     silent = [a for a, quiet in quiet_for.items() if quiet > bound]
     if not silent:
         return None
@@ -775,7 +781,7 @@ def _silent_participant(
         return (
             f"nothing has come from any other machine at the table for "
             f"{min(quiet_for[a] for a in elsewhere):.0f} s ({names}): "
-            "is this machine still on the network?"
+            "they have all gone, or this machine is off the network"
         )
     first = silent[0]
     name = printable_name(replica.sync.members[first].name)

@@ -35,28 +35,39 @@ def present_players(replica: TableReplica) -> list[tuple[bytes, str]]:
 
 
 def players_awaited(replica: TableReplica) -> list[bytes]:
-    """The players the lobby's round waits for: present (no LEAVE), not expelled, and not
-    gone, unless they said READY for the lobby's round since (one back from a cut link
-    plays on). Gone: voted out of the latest round as silent (PROTOCOL.md 13), or, once a
-    round has been played, silent for `SILENCE_BOUND` in the lobby itself (no vote can
-    be cast then against anyone but the starter, 13.1). A player who quit without a word
-    must not hold the table up for ever; one who restarts comes back at the next round."""
+    """The players the lobby's round waits for: present (no LEAVE), not expelled, not
+    vanished, and not voted out of the latest round as silent (PROTOCOL.md 13) unless
+    they said READY for the lobby's round (one back from a cut link plays on). Vanished:
+    once a round has been played, silent for `SILENCE_BOUND` in the lobby, ready or not
+    (no vote can be cast then against anyone but the starter, 13.1; a starter that
+    vanished after its READY is voted out of the finished round with that READY still
+    on the table). A player who quit without a word must not hold the table up for ever;
+    one who comes back plays the round after."""
     sync = replica.sync
     latest = sync.epochs.get(max(sync.epochs)) if sync.epochs else None
     gone = set(latest.departed) if latest is not None else set()
     ready = set(replica.ready_players(lobby_round(replica)))
-    if replica.rounds:
-        heard = sync.signs_of_life()
-        gone |= {
-            author
-            for author, when in heard.items()
-            if author != replica.me and sync.now - when >= SILENCE_BOUND
-        }
+    vanished = vanished_players(replica)
     return [
         author
         for author, _ in present_players(replica)
-        if author not in sync.expelled and (author not in gone or author in ready)
+        if author not in sync.expelled
+        and author not in vanished
+        and (author not in gone or author in ready)
     ]
+
+
+def vanished_players(replica: TableReplica) -> set[bytes]:
+    """Members silent for `SILENCE_BOUND`, once a round has been played (before the first
+    round the table waits for every seat, and a silent joiner is the host's to give up)."""
+    if not replica.rounds:
+        return set()
+    sync = replica.sync
+    return {
+        author
+        for author, when in sync.signs_of_life().items()
+        if author != replica.me and sync.now - when >= SILENCE_BOUND
+    }
 
 
 def has_left(replica: TableReplica, author: bytes | None = None) -> bool:

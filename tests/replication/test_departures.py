@@ -147,6 +147,54 @@ def test_a_player_silent_in_the_lobby_for_the_silence_bound_is_no_longer_waited_
         assert gone in players_awaited(mesh.replicas[i])
 
 
+def test_a_host_who_vanishes_right_after_its_ready_is_left_out_of_its_heirs_round() -> None:
+    """The host says READY for round 2 and closes its laptop. Voted out of round 1, it
+    leaves its READY on the table: its heir's START must not list it, or round 2 would
+    wait ten seconds more for its mix nonce (and a client giving up on a peer silent for
+    15 s quit first: every player of the table did, `a peer went silent`)."""
+    mesh = PeerMesh(players=3, rules=Rules(seats=3, target=500), seed=5)
+    mesh.run(until=600, rounds=1)  # round 1 final; nobody is ready for round 2 yet
+    host = mesh.replicas[0]
+    host.ready()
+    mesh.run_for(1.0)
+    assert all(host.me in r.ready_players(2) for r in mesh.replicas[1:])
+    mesh.vanish(0)
+    vanished_at = mesh.now
+    mesh.run(until=mesh.now + 600, rounds=2)
+    _finals_agree(mesh, [1, 2], 2)
+    for i in (1, 2):
+        epochs = mesh.replicas[i].sync.epochs
+        assert host.me in epochs[1].departed
+        assert host.me not in epochs[2].participants
+        # Round 2 began once the votes had passed the START to the heir, not 10 s later.
+        began = mesh.replicas[i].presence.began[2]
+        assert began - vanished_at < SILENCE_BOUND + 2.0
+
+
+def test_a_host_voted_out_after_its_round_and_restarted_prints_that_round_as_the_others() -> None:
+    """The host vanishes once round 1 is final and is voted out of it, as the next
+    round's starter (13.1). Restarted, it finishes round 1 again from its log, the votes
+    included: its result must be the others' (it said its own seat departed a round it
+    had played to the end, where every other peer had printed no departure)."""
+    mesh = PeerMesh(players=3, rules=Rules(seats=3, target=500), seed=5)
+    mesh.run(until=600, rounds=1)
+    before = [mesh.finals[i][1] for i in range(3)]
+    assert all(not f.departed for f in before)
+    mesh.vanish(0)
+    mesh.run_for(SILENCE_BOUND + 3)
+    host = mesh.replicas[0].me
+    assert all(host in mesh.replicas[i].sync.epochs[1].departed for i in (1, 2))
+    mesh.restart(0, stored=True)
+    mesh.run_for(5)
+    again = mesh.finals[0][1]
+    assert again is not before[0], "the restarted host finished round 1 again"
+    assert (again.scores, again.cheaters, again.departed) == (
+        before[1].scores,
+        before[1].cheaters,
+        before[1].departed,
+    )
+
+
 def test_a_split_of_two_against_two_finalizes_only_the_half_with_the_first_participant() -> None:
     split = 4.0
     link = Faults(partitions=((split, split + 6 * SILENCE_BOUND, frozenset({0, 1})),))

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from nerts_p2p.net.store import TableStore
+from nerts_p2p.net.store import StoreError, TableStore
 from nerts_p2p.table.replica import TableReplica
 from protocol.errors import RemoteProtocolError
 from protocol.messages import Kind, Op, decode
@@ -49,6 +49,16 @@ def resume_replica(
             continue  # checksummed, so only a bug could put one here; the gate says so too
         if isinstance(message, Op):
             own.append(message)
+    strangers = {op.author for op in own} - {key.key_id}
+    if strangers:
+        # Our ops signed by another key: the identity file was replaced (a copy of another
+        # player's) or removed (a new key made). Resumed, this peer would wait for ever for
+        # a chain that is not its own, or play under someone else's name.
+        raise StoreError(
+            f"the store of table {header.name!r} holds ops signed by another key than this "
+            "data dir's identity (was its identity file replaced or removed?): put that "
+            "identity back to take the seat again, or use another --data-dir"
+        )
     replica = TableReplica.restore(
         key,
         header.table,

@@ -247,3 +247,15 @@ def test_a_resumed_lone_host_is_not_kept_quiet_by_a_joiner_at_its_door(tmp_path:
     assert not resumed.can_author
     resumed.tick(105.0)  # alone at its table for five holds, as with no knock at all
     assert resumed.can_author
+
+
+def test_a_store_resumed_with_another_key_is_refused_in_words(tmp_path: Path) -> None:
+    # The identity file was replaced by a copy of another player's, or removed (a new key
+    # was made): resumed under that key, the peer waited for ever for a chain not its own
+    # and the whole table with it, or played under the other player's name.
+    replica, _store = _hosted(tmp_path)
+    again = TableStore.open(tmp_path, replica.sync.table)
+    with pytest.raises(StoreError, match="signed by another key than this data dir's identity"):
+        resume_replica(key_for("someone-else"), again, randomness=seeded_bytes("other"))
+    resumed = resume_replica(key_for("store-host"), again, randomness=seeded_bytes("other"))
+    assert resumed.me == replica.me

@@ -40,6 +40,7 @@ from nerts_p2p.net.store import (
 )
 from nerts_p2p.net.transport import Address, AddressInUseError
 from nerts_p2p.table.replica import (
+    PeerExpelled,
     RoundFinal,
     RoundStarted,
     RoundVoided,
@@ -808,6 +809,15 @@ async def _watch_events(
             watch.printer.round(record)
             if watch.live is not None:
                 watch.live.show(replica)  # the next round's seats and moves so far
+        elif isinstance(event, PeerExpelled) and event.author == replica.me:
+            # The table holds two different ops of ours signed for one place in our chain:
+            # a copy of this data dir plays somewhere else with our key. We count for
+            # nothing at this table any more; waiting on would wait for ever.
+            watch.error = (
+                "this peer was thrown out of the table: two different ops were signed with "
+                "its key for one place in its chain (is a copy of this data dir playing "
+                "somewhere else?)"
+            )
         elif isinstance(event, VersionMismatch):
             watch.error = (
                 f"protocol version mismatch: the table speaks version {event.version}, "

@@ -1,0 +1,63 @@
+"""A peer whose key signed two different ops for one place in its chain (a copy of its data
+dir playing elsewhere) is thrown out of the table, and it is told so in words: it used to
+play on counting for nothing and hang at the match's end, silent."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import trio
+
+from client.netplay import Printer, _Watch, _watch_events
+from nerts_p2p.game.deck import deal_seat
+from nerts_p2p.game.rules import Rules
+from nerts_p2p.table.commitments import deal_commitment
+from nerts_p2p.table.replica import GameEvent, PeerExpelled
+from protocol.envelope import seal
+from protocol.messages import Kind, op_body
+from tests.replication.table_helpers import ManualTable, seed_showing
+
+
+def _clone_signs_our_ready_again() -> tuple[ManualTable, list[GameEvent]]:
+    rules = Rules(seats=3)
+    seeds = [seed_showing(rules, [], label=f"x{i}", stuck=True) for i in range(3)]
+    table = ManualTable(rules, seeds)
+    host, _, we = table.players
+    for player in table.players:
+        player.ready()
+    table.collect()
+    table.deliver_all()
+    deal = deal_seat(rules, 0, seeds[2])
+    shown = [deal.nerts[-1] & 63, *(c & 63 for c in deal.work)]
+    extra = [bytes(32), bytes(104)]
+    ours = we.sync.author(
+        Kind.READY, 0, [1, deal_commitment(b"\1" * 32, b"\2" * 16), shown, *extra]
+    )
+    theirs = [1, deal_commitment(b"\3" * 32, b"\4" * 16), shown, *extra]
+    deps = [list(d) for d in ours.lobby_deps]
+    body = op_body(ours.kind, host.sync.table, ours.author, ours.seq, ours.prev, ours.lamport,
+                   0, deps, theirs)  # fmt: skip
+    we.outgoing()
+    we.receive(seal(we.sync.key, body), 0, 0.0)  # the clone's op, signed with our key
+    return table, we.events()
+
+
+def test_a_peer_learns_it_was_thrown_out_for_two_ops_signed_with_its_key() -> None:
+    table, events = _clone_signs_our_ready_again()
+    we = table.players[2]
+    assert [e.author for e in events if isinstance(e, PeerExpelled)] == [we.me]
+
+
+async def test_the_command_stops_in_words_when_its_own_peer_is_thrown_out() -> None:
+    table, events = _clone_signs_our_ready_again()
+    we = table.players[2]
+    send, receive = trio.open_memory_channel[GameEvent](10)
+    watch = _Watch(Printer(True), "t")
+    node = SimpleNamespace(replica=we, events=receive)
+    for event in events:
+        send.send_nowait(event)
+    send.close()
+    await _watch_events(node, None, watch, None)  # type: ignore[arg-type]
+    assert watch.error is not None
+    assert "thrown out of the table" in watch.error
+    assert "copy of this data dir" in watch.error

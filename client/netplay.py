@@ -413,8 +413,18 @@ async def _join_table(options: PeerOptions, table_name: str, *, role: int, timeo
             role = earlier.header.role
             ad = replace(ad, seats_taken=0)
     if role == PLAYER and ad.full:
+        lost = ""
+        if options.data_dir is not None:
+            earlier = TableStore.open(options.data_dir, ad.table_id)
+            if earlier.header is None and earlier.path.exists():
+                # Our store of this very table, with not even its first record left.
+                lost = (
+                    f"; this data dir's store of that table ({earlier.path}) is empty or "
+                    "damaged, so a seat this peer had there cannot be taken back"
+                )
         raise NetPlayError(
             f"table {table_name!r} is full ({ad.seats_taken} of {ad.seats_max} seats taken)"
+            + lost
         )
     if role == SPECTATOR and not ad.spectators:
         raise NetPlayError(f"table {table_name!r} does not welcome spectators")

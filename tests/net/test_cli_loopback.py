@@ -101,6 +101,30 @@ def test_join_a_full_table_says_it_is_full() -> None:
     assert f"table {name!r} is full" in err
 
 
+def test_a_full_table_whose_store_here_is_empty_says_why_the_seat_is_lost(
+    tmp_path: Path,
+) -> None:
+    # Our store of this table lost even its first record (a disk emptied the file): the
+    # seat cannot be resumed. "The table is full" alone read as if the seat were someone
+    # else's, when it was most likely our own.
+    name = table_name()
+    host = nerts(["host", "--name", name, "--seats", "2", "--bots", "1", "--headless", *LO])
+    try:
+        _wait_until_listed(name, 2)
+        _, out, _ = finish(nerts(["list", "--json", "--timeout", "2", *LO]))
+        (table,) = [t for t in map(json.loads, out.splitlines()) if t["name"] == name]
+        (tmp_path / "tables").mkdir()
+        (tmp_path / "tables" / f"{table['table_id']}.log").write_bytes(b"")
+        joiner = ["join", name, "--headless", "--timeout", "6", "--data-dir", str(tmp_path)]
+        code, _, err = finish(nerts([*joiner, *LO]))
+    finally:
+        host.kill()
+        host.communicate()
+    assert code == 1
+    assert f"table {name!r} is full" in err
+    assert "store of that table" in err and "is empty or damaged" in err
+
+
 def test_a_join_in_a_running_hosts_bot_dir_is_refused_before_it_plays(tmp_path: Path) -> None:
     """Its bot's key is that dir's key: a second process there would sign conflicting ops."""
     name = table_name()

@@ -423,8 +423,7 @@ async def _join_table(options: PeerOptions, table_name: str, *, role: int, timeo
                     "damaged, so a seat this peer had there cannot be taken back"
                 )
         raise NetPlayError(
-            f"table {table_name!r} is full ({ad.seats_taken} of {ad.seats_max} seats taken)"
-            + lost
+            f"table {table_name!r} is full ({ad.seats_taken} of {ad.seats_max} seats taken)" + lost
         )
     if role == SPECTATOR and not ad.spectators:
         raise NetPlayError(f"table {table_name!r} does not welcome spectators")
@@ -656,7 +655,10 @@ async def _until_done(
                 f"the table's host does not answer (nothing for {HOST_ANSWER_TIMEOUT:g} s)"
             )
             return
-        if _everyone_else_left(replica) and not me.pilot.match_over():
+        waiting_to_begin = not replica.rounds and replica.sync.host == replica.me
+        # A host whose joiners all left its lobby keeps its table open for others to sit
+        # down (it used to give up, "everyone else left", and withdraw the table).
+        if _everyone_else_left(replica) and not me.pilot.match_over() and not waiting_to_begin:
             rnd = replica.current_round
             watch.error = "everyone else left the table" + (
                 f" before round {rnd.number} was final here"

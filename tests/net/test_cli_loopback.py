@@ -335,6 +335,27 @@ def test_a_joiner_stopped_before_the_first_round_frees_its_seat() -> None:
         host.communicate()
 
 
+def test_a_host_whose_only_joiner_leaves_its_lobby_keeps_the_table_open() -> None:
+    # No bots: when its one joiner said goodbye before the first round, the host used to
+    # stop ("everyone else left the table") and withdraw the table; it waits for others.
+    name = table_name()
+    host = nerts(["host", "--name", name, "--seats", "3", "--headless", *LO])
+    try:
+        _wait_until_listed(name, 1)
+        only = nerts(["join", name, "--as", "only", "--headless", *LO])
+        _wait_until_listed(name, 2)
+        only.send_signal(signal.SIGINT)
+        code, _, err = finish(only)
+        assert code == 130, err
+        _wait_until_listed(name, 1)  # the seat is free again, the table still announced
+        time.sleep(3)
+        assert host.poll() is None, host.communicate()
+        _wait_until_listed(name, 1)
+    finally:
+        host.kill()
+        host.communicate()
+
+
 def test_joiners_racing_for_the_last_seats_leave_the_table_playing(tmp_path: Path) -> None:
     # ann and bob, each with a bot, ask for a 3-seat table's 2 free seats at once: one is
     # refused (its announcement says full), or the host lets all four in and the round

@@ -50,6 +50,7 @@ from nerts_p2p.table.replica import (
 from nerts_p2p.table.round import ReplicatedRound
 from nerts_p2p.table.status import players_awaited, too_few_to_play_on, turned_away
 from protocol import admission
+from protocol.admission import MAX_SPECTATORS, REFUSAL_WORDS, SPECTATOR_GONE, Refusal
 from protocol.envelope import PROTOCOL_VERSION
 from protocol.messages import PLAYER, SPECTATOR, fit_name, printable_name
 from protocol.signing import SigningKeyPair
@@ -644,11 +645,16 @@ async def _until_done(
             return
         refused = replica.admission_refused
         if refused is not None:
-            watch.error = (
-                f"wrong passphrase for table {watch.table_name!r}"
-                if refused == "wrong passphrase"
-                else f"table {watch.table_name!r} did not let us in: {refused}"
-            )
+            if refused == "wrong passphrase":
+                watch.error = f"wrong passphrase for table {watch.table_name!r}"
+            elif refused == REFUSAL_WORDS[Refusal.TABLE_FULL] and replica.role == SPECTATOR:
+                watch.error = (
+                    f"table {watch.table_name!r} has no room for another spectator (at most "
+                    f"{MAX_SPECTATORS} watch at once; one who went away frees a place within "
+                    f"{SPECTATOR_GONE:g} s)"
+                )
+            else:
+                watch.error = f"table {watch.table_name!r} did not let us in: {refused}"
             return
         if replica.sync.open_op is None and now - started > HOST_ANSWER_TIMEOUT:
             watch.error = (

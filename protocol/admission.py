@@ -22,10 +22,11 @@ neither join nor watch.
 
 The host's own bounds (its policy, not the gate's; the gate enforces `MAX_ADMITTED`), so
 that no flood of HELLOs from invented keys shuts real players out (PROTOCOL.md 17.4):
-- room: members present (not left) plus keys admitted in the last `ADMIT_TTL` s that have
-  not joined yet stay within the seats plus `MAX_SPECTATORS` (players beyond the seats may
-  sit a round out), and spectators within `MAX_SPECTATORS` of it, so invented spectators
-  never take the seats' part of the room;
+- room: members present (not left; a spectator silent for `SPECTATOR_GONE` has gone) plus
+  keys admitted in the last `ADMIT_TTL` s that have not joined yet stay within the seats
+  plus `MAX_SPECTATORS` (players beyond the seats may sit a round out), and spectators
+  within `MAX_SPECTATORS` of it, so invented spectators never take the seats' part of the
+  room;
 - the last ADMITs are the seats': spectators are admitted only while fewer than
   `MAX_ADMITTED` minus the seats are signed, so however many spectators come and go over a
   table's life, the seats stay admissible;
@@ -91,6 +92,9 @@ NONCE_DOMAIN: Final = b"nerts-p2p/admit-nonce\0"
 
 MAX_ADMITTED: Final = MAX_MEMBERS - 1  # ADMITs a table's host may sign (the host is the 64th)
 MAX_SPECTATORS: Final = 8  # beside the seats, members present at once (the host's bound)
+#: A spectator member silent this long counts as gone for the room (PROTOCOL.md 17.4): the
+#: silence bound of a round's players (13.1).
+SPECTATOR_GONE: Final = 10.0
 ADMIT_TTL: Final = 30.0  # an admitted key that has not joined within this counts no more
 CHALLENGE_TTL: Final = 10.0
 MAX_CHALLENGES: Final = 64  # outstanding at the host, all joiners together
@@ -461,7 +465,16 @@ class Admission:
                 waiting.append(admitted)
             else:
                 no_shows.add(admitted.where)
-        roles = Counter(m.role for m in sync.members.values() if not m.left)
+        heard = sync.signs_of_life()
+        roles = Counter(
+            m.role
+            for author, m in sync.members.items()
+            if not m.left
+            # A spectator says no goodbye (a window closed, Ctrl-C): one silent for
+            # SPECTATOR_GONE has gone, and its place is free for the next (after eight
+            # had come and gone nobody could watch the table any more).
+            and (m.role != SPECTATOR or now - heard.get(author, now) < SPECTATOR_GONE)
+        )
         roles.update(a.role for a in waiting)
         if roles.total() >= seats + MAX_SPECTATORS:
             return Refusal.TABLE_FULL
@@ -525,6 +538,7 @@ __all__ = [
     "MAX_ADMITTED",
     "MAX_SPECTATORS",
     "REFUSAL_WORDS",
+    "SPECTATOR_GONE",
     "Admission",
     "Refusal",
     "admission_mac",

@@ -68,3 +68,29 @@ def test_at_a_partnerships_table_an_odd_ready_player_waits_for_the_next_round() 
     rnd = host.rounds[1]
     assert rnd.rules.seats == 2
     assert sorted(rnd.seat_of.values()) == [0, 0, 1, 1]
+
+
+def test_spectators_who_went_away_free_their_places_for_the_next() -> None:
+    # Spectators say no goodbye (a window closed, Ctrl-C): the host counted each as present
+    # for good, so after eight had come and gone nobody could ever watch the table again.
+    from nerts_p2p.table.presence import SILENCE_BOUND
+    from protocol.admission import SPECTATOR_GONE
+    from tools.mesh import PeerMesh
+
+    assert SPECTATOR_GONE == SILENCE_BOUND
+    mesh = PeerMesh(players=2, rules=Rules(seats=2), seed=3, spectators=MAX_SPECTATORS)
+    mesh.bots_paused = True
+    mesh.run_for(3.0)
+    assert all(r.is_member for r in mesh.replicas)
+    ninth = mesh.add_spectator("ninth")
+    mesh.run_for(3.0)
+    assert ninth.admission_refused == "the table is full"
+    mesh.vanish(len(mesh.replicas) - 2)  # the eighth spectator leaves
+    mesh.run_for(SPECTATOR_GONE + 1.0)
+    tenth = mesh.add_spectator("tenth")
+    mesh.run_for(3.0)
+    assert tenth.is_member
+    # Only one place fell free: the seven still watching keep theirs.
+    eleventh = mesh.add_spectator("eleventh")
+    mesh.run_for(3.0)
+    assert eleventh.admission_refused == "the table is full"

@@ -775,8 +775,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one command. Exit codes: 0 done, 1 a finding or failure (a rejected move), 2 a
     usage error. A reader that stops reading (``| head -1``) ends the command quietly with
     0, as Unix tools do; Ctrl-C ends it with 130."""
-    parser = build_parser()
     try:
+        parser = build_parser()  # imports what the commands need: Ctrl-C may come meanwhile
         try:
             args = parser.parse_args(argv)
         except SystemExit as done:

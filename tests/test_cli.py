@@ -301,3 +301,35 @@ def test_the_variant_presets_and_match_options_reach_the_rules(
     assert code == 0
     assert summary["finished"] is True
     assert summary["rounds"] >= 2
+
+
+#: Runs the command's entry point with a Ctrl-C arriving while `MODULE` is being imported
+#: (the first fraction of a second of every command, as a user may press it).
+CTRL_C_WHILE_LOADING = """
+import builtins, os, signal, sys
+signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal, not a job
+real, target = builtins.__import__, sys.argv[1]
+def importing(name, *args, **kwargs):
+    if name == target:
+        builtins.__import__ = real
+        os.kill(os.getpid(), signal.SIGINT)
+    return real(name, *args, **kwargs)
+builtins.__import__ = importing
+from client.launch import main
+sys.argv = ["nerts-p2p", "simulate", "--players", "2", "--rounds", "1"]
+sys.exit(main())
+"""
+
+
+@pytest.mark.parametrize("module", ["client.cli", "nerts_p2p.game.bots", "tools.fuzz.cli"])
+def test_ctrl_c_while_the_program_loads_ends_it_quietly(module: str) -> None:
+    # It printed a traceback through the imports for the first ~0.25 s of any command.
+    done = subprocess.run(
+        [sys.executable, "-c", CTRL_C_WHILE_LOADING, module],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=Path(__file__).resolve().parents[1],
+    )
+    assert done.returncode == 130, done.stderr
+    assert "Traceback" not in done.stderr

@@ -26,7 +26,7 @@ from nerts_p2p.game.bots import BotLevel, BotPlayer
 from nerts_p2p.game.errors import NertsError
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.net.autopilot import Autopilot
-from nerts_p2p.net.discovery import TableAd, TableAnnouncer, TableBrowser, browse
+from nerts_p2p.net.discovery import TableAd, TableAnnouncer, TableBrowser, browse, same_name
 from nerts_p2p.net.node import Leave, TableNode, VersionMismatch
 from nerts_p2p.net.opening import kept_ops, open_table_node, rehosting_refusal, stored_table
 from nerts_p2p.net.records import network_match_record, network_round_record
@@ -372,7 +372,7 @@ async def find_table(
 ) -> TableAd:
     async with TableBrowser(interface) as browser:
         first = await browser.wait_for(name, timeout)
-        namesakes = [t for t in browser.tables.values() if t.name == name and t != first]
+        namesakes = [t for t in browser.tables.values() if same_name(t.name, name) and t != first]
     ad = None if first is None else _likeliest([first, *namesakes], role, ours)
     if ad is not None and namesakes:
         # Names are chosen by people, not unique: say which one we took.

@@ -512,11 +512,20 @@ def decode_op(body: bytes, signature: bytes, *, table: bytes, body_hash: bytes |
 # --- names ---------------------------------------------------------------------------------
 
 
+#: Formatting characters that only join (or keep apart) the characters around them: an
+#: emoji family or flag (ZWJ sequences), Persian and Indic spellings (ZWNJ). They move no
+#: text and drive no terminal, unlike the other formatting characters (bidi overrides).
+JOINERS: Final = frozenset("\u200c\u200d")
+
+
 def printable_name(name: str) -> str:
     """`name` as a person reads it: control and formatting characters (a terminal's escape
-    sequences, a right-to-left override) dropped, each run of whitespace one space. Names
-    come from other peers too: what they print must not take over a terminal."""
-    kept = "".join(c for c in name if unicodedata.category(c)[0] != "C" or c.isspace())
+    sequences, a right-to-left override) dropped but the joiners (`JOINERS`), each run of
+    whitespace one space. Names come from other peers too: what they print must not take
+    over a terminal."""
+    kept = "".join(
+        c for c in name if unicodedata.category(c)[0] != "C" or c.isspace() or c in JOINERS
+    )
     return " ".join(kept.split())
 
 

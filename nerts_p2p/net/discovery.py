@@ -17,6 +17,7 @@ import ipaddress
 import re
 import socket
 import threading
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Final
@@ -281,14 +282,21 @@ class TableBrowser:
         return dict(self.tables)
 
     async def wait_for(self, name: str, timeout: float) -> TableAd | None:
-        """The first table announced under `name` within `timeout` seconds."""
+        """The first table announced under `name` (`same_name`) within `timeout` seconds."""
         with trio.move_on_after(timeout):
             while True:
                 for ad in (await self.poll()).values():
-                    if ad.name == name:
+                    if same_name(ad.name, name):
                         return ad
                 await trio.sleep(BROWSE_POLL)
         return None
+
+
+def same_name(a: str, b: str) -> bool:
+    """Two table names that read the same: equal once both are in Unicode's composed form
+    (NFC). A keyboard may type "café" as "e" and a combining accent (NFD) where the host
+    typed one character; both print alike, and `list` shows no difference."""
+    return unicodedata.normalize("NFC", a) == unicodedata.normalize("NFC", b)
 
 
 class _Unanswered:

@@ -72,6 +72,22 @@ def test_a_standard_mdns_client_sees_the_table_ptr_srv_and_txt() -> None:
         host.communicate()
 
 
+async def test_a_table_is_found_by_its_name_typed_in_another_unicode_form() -> None:
+    # "café" hosted as one é (NFC), looked for as e + a combining accent (NFD): both print
+    # alike, yet join and spectate said "no table named 'café' found".
+    composed = table_name("caf\u00e9")
+    decomposed = composed.replace("\u00e9", "e\u0301")
+    async with TableBrowser("127.0.0.1") as browser:
+        host = nerts([*bot_table(composed), "--headless", *LO, "--bot-pace", "1"])
+        try:
+            ad = await browser.wait_for(decomposed, 30)
+            assert ad is not None
+            assert ad.name == composed
+        finally:
+            host.kill()
+            await trio.to_thread.run_sync(host.communicate)
+
+
 async def test_the_announcement_is_withdrawn_when_the_match_ends() -> None:
     name = table_name()
     async with TableBrowser("127.0.0.1") as browser:

@@ -62,3 +62,22 @@ def test_a_replica_refuses_a_name_over_the_wire_limit_before_it_signs_anything()
         randomness=seeded_bytes("names"),
     )
     assert replica.sync.open_op is not None
+
+
+@pytest.mark.parametrize(
+    "name",
+    # a family, a flag, a Persian word ("mi-khaham", joined by a ZWNJ)
+    ["👨\u200d👩\u200d👧 fam", "🏳️\u200d🌈", "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645"],
+)
+def test_names_joined_by_a_zero_width_joiner_are_names(name: str) -> None:
+    # The joiners were dropped with every other formatting character, so an emoji family
+    # or a Persian word was refused as "not printable text".
+    assert name_problem(name) is None
+    assert printable_name(name) == name
+
+
+def test_a_table_name_typed_decomposed_finds_the_table_named_composed() -> None:
+    from nerts_p2p.net.discovery import same_name
+
+    assert same_name("caf\u00e9", "cafe\u0301")  # one é, or e and a combining accent
+    assert not same_name("cafe", "café")

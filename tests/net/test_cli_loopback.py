@@ -316,6 +316,17 @@ def test_a_newcomer_takes_a_seat_that_fell_free_between_rounds(tmp_path: Path) -
     assert bob_out.splitlines() == out.splitlines()  # he caught up on every round
 
 
+def _join_and_leave_the_lobby(name: str, who: str, *, seats_before: int) -> None:
+    """`who` takes a seat, then stops with Ctrl-C before the first round: exit 130, and the
+    table lists its seat free again."""
+    joiner = nerts(["join", name, "--as", who, "--headless", *LO])
+    _wait_until_listed(name, seats_before + 1)
+    joiner.send_signal(signal.SIGINT)
+    code, _, err = finish(joiner)
+    assert code == 130, err
+    _wait_until_listed(name, seats_before)
+
+
 def test_a_joiner_stopped_before_the_first_round_frees_its_seat() -> None:
     # Ctrl-C while waiting for the table to fill: a goodbye, so the host neither waits for
     # its seat nor gives up on it as silent 15 s later.
@@ -323,12 +334,7 @@ def test_a_joiner_stopped_before_the_first_round_frees_its_seat() -> None:
     host = nerts(["host", "--name", name, "--seats", "4", "--bots", "1", "--headless", *LO])
     try:
         _wait_until_listed(name, 2)
-        early = nerts(["join", name, "--as", "early", "--headless", *LO])
-        _wait_until_listed(name, 3)
-        early.send_signal(signal.SIGINT)
-        code, _, err = finish(early)
-        assert code == 130, err
-        _wait_until_listed(name, 2)  # the seat is free again
+        _join_and_leave_the_lobby(name, "early", seats_before=2)
         time.sleep(16)  # past the default --silence
         assert host.poll() is None, host.communicate()
     finally:
@@ -343,12 +349,7 @@ def test_a_host_whose_only_joiner_leaves_its_lobby_keeps_the_table_open() -> Non
     host = nerts(["host", "--name", name, "--seats", "3", "--headless", *LO])
     try:
         _wait_until_listed(name, 1)
-        only = nerts(["join", name, "--as", "only", "--headless", *LO])
-        _wait_until_listed(name, 2)
-        only.send_signal(signal.SIGINT)
-        code, _, err = finish(only)
-        assert code == 130, err
-        _wait_until_listed(name, 1)  # the seat is free again, the table still announced
+        _join_and_leave_the_lobby(name, "only", seats_before=1)  # the table still announced
         time.sleep(3)
         assert host.poll() is None, host.communicate()
         _wait_until_listed(name, 1)

@@ -9,36 +9,19 @@ from types import SimpleNamespace
 import trio
 
 from client.netplay import Printer, _Watch, _watch_events
-from nerts_p2p.game.deck import deal_seat
 from nerts_p2p.game.rules import Rules
-from nerts_p2p.table.commitments import deal_commitment
 from nerts_p2p.table.replica import GameEvent, PeerExpelled
 from protocol.envelope import seal
-from protocol.messages import Kind, op_body
-from tests.replication.table_helpers import ManualTable, seed_showing
+from tests.replication.table_helpers import ManualTable, ready_and_its_twin, seed_showing
 
 
 def _clone_signs_our_ready_again() -> tuple[ManualTable, list[GameEvent]]:
     rules = Rules(seats=3)
     seeds = [seed_showing(rules, [], label=f"x{i}", stuck=True) for i in range(3)]
     table = ManualTable(rules, seeds)
-    host, _, we = table.players
-    for player in table.players:
-        player.ready()
-    table.collect()
-    table.deliver_all()
-    deal = deal_seat(rules, 0, seeds[2])
-    shown = [deal.nerts[-1] & 63, *(c & 63 for c in deal.work)]
-    extra = [bytes(32), bytes(104)]
-    ours = we.sync.author(
-        Kind.READY, 0, [1, deal_commitment(b"\1" * 32, b"\2" * 16), shown, *extra]
-    )
-    theirs = [1, deal_commitment(b"\3" * 32, b"\4" * 16), shown, *extra]
-    deps = [list(d) for d in ours.lobby_deps]
-    body = op_body(ours.kind, host.sync.table, ours.author, ours.seq, ours.prev, ours.lamport,
-                   0, deps, theirs)  # fmt: skip
-    we.outgoing()
-    we.receive(seal(we.sync.key, body), 0, 0.0)  # the clone's op, signed with our key
+    we = table.players[2]
+    _, twin = ready_and_its_twin(table, rules, seeds, 2)
+    we.receive(seal(we.sync.key, twin), 0, 0.0)  # the clone's op, signed with our key
     return table, we.events()
 
 

@@ -44,6 +44,17 @@ def _on(
     )
 
 
+FAST = ["--bot-pace", "0.03"]
+
+
+def _host(on: LanHost, name: str, data: Path, *rules: str) -> subprocess.Popen[str]:
+    """A headless 3-seat host of a 2-round match on `on`, given a moment to announce."""
+    argv = ["host", "--name", name, "--seats", "3", "--rounds", "2", "--headless", *FAST]
+    host = _on(on, [*argv, *rules], data)
+    time.sleep(0.5)
+    return host
+
+
 def _go(process: subprocess.Popen[str]) -> None:
     assert process.stdin is not None
     process.stdin.write("go\n")
@@ -52,27 +63,10 @@ def _go(process: subprocess.Popen[str]) -> None:
 
 def test_three_hosts_play_with_a_late_spectator_and_a_pulled_cable(tmp_path: Path) -> None:
     name = table_name("lan")
-    fast = ["--bot-pace", "0.03"]
+    fast = FAST
     with Lan() as lan:
         h1, h2, h3 = lan.hosts
-        host = _on(
-            h1,
-            [
-                "host",
-                "--name",
-                name,
-                "--seats",
-                "3",
-                "--rounds",
-                "2",
-                "--headless",
-                "--nerts-size",
-                "6",
-                *fast,
-            ],
-            tmp_path / "h1",
-        )
-        time.sleep(0.5)
+        host = _host(h1, name, tmp_path / "h1", "--nerts-size", "6")
         # Discovery across hosts: h3 sees the table h1 announces.
         code, out, err = finish(_on(h3, ["list", "--timeout", "4"], tmp_path), timeout=60)
         assert code == 0, err
@@ -112,19 +106,14 @@ def test_a_player_whose_cable_stays_out_is_told_to_look_at_his_own_network(
     tmp_path: Path,
 ) -> None:
     """Bob's cable is pulled for good mid-match. Bob hears nobody: he is told, in words,
-    that the others have all gone or his machine is off the network (not that the host or Ann went
-    silent, which is what he used to read: whoever fell quiet first was named). The two
-    others vote him out and finish the match."""
+    that the others have all gone or his machine is off the network (not that the host or
+    Ann went silent, which is what he used to read: whoever fell quiet first was named).
+    The two others vote him out and finish the match."""
     name = table_name("lan")
-    fast = ["--bot-pace", "0.03"]
+    fast = FAST
     with Lan() as lan:
         h1, h2, h3 = lan.hosts
-        host = _on(
-            h1,
-            ["host", "--name", name, "--seats", "3", "--rounds", "2", "--headless", *fast],
-            tmp_path / "h1",
-        )
-        time.sleep(0.5)
+        host = _host(h1, name, tmp_path / "h1")
         ann = _on(h2, ["join", name, "--as", "ann", "--headless", *fast], tmp_path / "h2")
         bob = _on(
             h3,

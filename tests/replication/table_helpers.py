@@ -381,3 +381,31 @@ def tick_together(
             replica.tick(now)
         exchange(replicas, now, drop)
     return now
+
+
+def ready_and_its_twin(
+    table: ManualTable, rules: Rules, seeds: Sequence[bytes], player: int
+) -> tuple[Op, list[object]]:
+    """Every player says READY; then `player` signs a second READY and the body of its
+    twin: the same place in its chain, the same shown cards under another commitment (an
+    equivocation, as a copy of its data dir playing elsewhere would sign). The first is
+    authored (queued, not delivered); the twin is for the test to seal and send."""
+    from nerts_p2p.table.commitments import deal_commitment
+
+    for each in table.players:
+        each.ready()
+    table.collect()
+    table.deliver_all()
+    signer = table.players[player]
+    deal = deal_seat(rules, 0, seeds[player])
+    shown = [deal.nerts[-1] & 63, *(c & 63 for c in deal.work)]
+    extra = [bytes(32), bytes(104)]  # mix nonce commitment and escrow: not what is judged here
+    one = signer.sync.author(
+        Kind.READY, 0, [1, deal_commitment(b"\1" * 32, b"\2" * 16), shown, *extra]
+    )
+    deps = [list(d) for d in one.lobby_deps]
+    other = [1, deal_commitment(b"\3" * 32, b"\4" * 16), shown, *extra]
+    twin = op_body(one.kind, signer.sync.table, one.author, one.seq, one.prev, one.lamport, 0,
+                   deps, other)  # fmt: skip
+    signer.outgoing()
+    return one, twin

@@ -13,7 +13,6 @@ from collections.abc import Hashable
 
 import pytest
 
-from nerts_p2p.game.deck import deal_seat
 from nerts_p2p.game.engine import complete
 from nerts_p2p.game.errors import NertsError
 from nerts_p2p.game.moves import FROM_NERTS, NEW_FOUNDATION, Move, move_text
@@ -28,7 +27,6 @@ from nerts_p2p.table.replica import (
     RoundFinal,
     StableState,
     TableReplica,
-    deal_commitment,
 )
 from protocol.envelope import seal, seal_parts
 from protocol.errors import DropReason
@@ -40,6 +38,7 @@ from tests.replication.table_helpers import (
     call_nerts,
     one_card_nerts_table,
     partners_after_their_share,
+    ready_and_its_twin,
     rounds_after,
     seed_showing,
     signed_move,
@@ -225,24 +224,9 @@ def test_a_peer_expelled_in_the_lobby_stays_out_of_the_next_round() -> None:
     seeds = [seed_showing(rules, [], label=f"x{i}", stuck=True) for i in range(3)]
     table = ManualTable(rules, seeds)
     host, _, cheat = table.players
-    table_id = host.sync.table
-    for player in table.players:
-        player.ready()
-    table.collect()
-    table.deliver_all()
     # The cheat signs two different versions of one lobby op (a second READY, showing the
     # same cards under two different commitments).
-    deal = deal_seat(rules, 0, seeds[2])
-    shown = [deal.nerts[-1] & 63, *(c & 63 for c in deal.work)]
-    extra = [bytes(32), bytes(104)]  # mix nonce commitment and escrow: not what is judged here
-    one = cheat.sync.author(
-        Kind.READY, 0, [1, deal_commitment(b"\1" * 32, b"\2" * 16), shown, *extra]
-    )
-    deps = [list(d) for d in one.lobby_deps]
-    other = [1, deal_commitment(b"\3" * 32, b"\4" * 16), shown, *extra]
-    two = op_body(one.kind, table_id, one.author, one.seq, one.prev, one.lamport, 0,
-                  deps, other)  # fmt: skip
-    cheat.outgoing()
+    one, two = ready_and_its_twin(table, rules, seeds, 2)
     host.receive(one.datagram(), 2, 0.0)
     host.receive(seal(cheat.sync.key, two), 2, 0.0)
     table.collect()

@@ -437,6 +437,11 @@ async def _join_table(options: PeerOptions, table_name: str, *, role: int, timeo
         raise NetPlayError(
             f"table {table_name!r} is full for us: {free} seat(s) free, we need {1 + options.bots}"
         )
+    if not ad.passphrase and options.passphrase is not None:
+        print(
+            f"nerts-p2p: table {table_name!r} is not private: the passphrase is not needed",
+            file=sys.stderr,
+        )
     host_address = ad.address
     if host_address[0] == "0.0.0.0":
         raise NetPlayError(f"table {table_name!r} announced no usable address")
@@ -597,6 +602,10 @@ async def _run(
             await nursery.start(peer.node.run)
         if announcer is not None:
             await announcer.open()
+        if not options.json:
+            # A person at a terminal sees that something is going on: nothing else comes
+            # until the first round begins (with --json, stdout is the records alone).
+            print(f"nerts-p2p: {_lobby_words(me.node, table_name)}", file=sys.stderr)
         try:
             nursery.start_soon(_watch_events, me.node, me.store, watch, options)
             for peer in everyone:
@@ -684,6 +693,19 @@ async def _until_done(
             watch.error = silent
             return
         await trio.sleep(0.1)
+
+
+def _lobby_words(node: TableNode, table_name: str) -> str:
+    """What this peer is waiting for when it starts, in words."""
+    replica = node.replica
+    ip, port = node.address
+    address = f"port {port} of every interface" if ip == "0.0.0.0" else f"{ip}:{port}"
+    if replica.sync.host == replica.me:
+        return f"table {printable_name(table_name)!r} is open on {address}: waiting for players"
+    doing = "watching" if replica.role == SPECTATOR else "at"
+    return (
+        f"{doing} table {printable_name(table_name)!r} (on {address}): waiting for its next round"
+    )
 
 
 def _leave_if_nothing_played(everyone: list[LocalPeer]) -> None:

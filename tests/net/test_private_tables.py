@@ -107,3 +107,20 @@ def test_a_restored_table_keeps_the_privacy_it_was_opened_with() -> None:
 
 def _stored_open(data_dir: Path) -> bool:
     return any(store.own_ops for store in resumable_tables(data_dir))
+
+
+def test_a_passphrase_given_for_a_public_table_is_said_to_be_needless() -> None:
+    # It was ignored without a word; and without --json a peer said nothing at all until
+    # the first round's end, which looked like a hang.
+    name = table_name()
+    host = nerts(["host", "--name", name, "--seats", "2", "--rounds", "1", "--headless"]
+                 + [*LO, *FAST])  # fmt: skip
+    time.sleep(0.5)
+    joiner = ["join", name, "--passphrase", "owls", "--headless", "--rounds", "1"]
+    code, _, err = finish(nerts([*joiner, *LO, *FAST_JOIN]))
+    assert code == 0, err
+    assert f"table {name!r} is not private: the passphrase is not needed" in err
+    assert f"at table {name!r} (on 127.0.0.1:" in err
+    code, _, err = finish(host)
+    assert code == 0, err
+    assert f"table {name!r} is open on 127.0.0.1:" in err

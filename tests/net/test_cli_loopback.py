@@ -67,12 +67,14 @@ def test_join_without_a_table_says_none_was_found() -> None:
     assert "Traceback" not in err
 
 
-def _wait_until_listed(name: str, seats_taken: int) -> None:
+def _wait_until_listed(name: str, seats_taken: int) -> dict[str, object]:
+    """Until `list --json` shows the table with `seats_taken`; its object."""
     for _ in range(20):
         _, out, _ = finish(nerts(["list", "--json", "--timeout", "2", *LO]))
         tables = [json.loads(line) for line in out.splitlines()]
-        if any(t["name"] == name and t["seats_taken"] == seats_taken for t in tables):
-            return
+        for table in tables:
+            if table["name"] == name and table["seats_taken"] == seats_taken:
+                return dict(table)
     raise AssertionError(f"{name} never showed {seats_taken} seats taken")
 
 
@@ -110,9 +112,7 @@ def test_a_full_table_whose_store_here_is_empty_says_why_the_seat_is_lost(
     name = table_name()
     host = nerts(["host", "--name", name, "--seats", "2", "--bots", "1", "--headless", *LO])
     try:
-        _wait_until_listed(name, 2)
-        _, out, _ = finish(nerts(["list", "--json", "--timeout", "2", *LO]))
-        (table,) = [t for t in map(json.loads, out.splitlines()) if t["name"] == name]
+        table = _wait_until_listed(name, 2)
         (tmp_path / "tables").mkdir()
         (tmp_path / "tables" / f"{table['table_id']}.log").write_bytes(b"")
         joiner = ["join", name, "--headless", "--timeout", "6", "--data-dir", str(tmp_path)]

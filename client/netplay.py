@@ -48,7 +48,12 @@ from nerts_p2p.table.replica import (
     TableReplica,
 )
 from nerts_p2p.table.round import ReplicatedRound
-from nerts_p2p.table.status import players_awaited, too_few_to_play_on, turned_away
+from nerts_p2p.table.status import (
+    players_awaited,
+    too_few_to_play_on,
+    turned_away,
+    vanished_players,
+)
 from protocol import admission
 from protocol.admission import MAX_SPECTATORS, REFUSAL_WORDS, SPECTATOR_GONE, Refusal
 from protocol.envelope import PROTOCOL_VERSION
@@ -267,7 +272,14 @@ async def _use_passphrase(replica: TableReplica, options: PeerOptions) -> None:
 
 
 def _seats_taken(replica: TableReplica) -> int:
-    return sum(1 for m in replica.sync.members.values() if m.role == PLAYER and not m.left)
+    """Players at the table, as announced: not those who left or vanished (a seat whose
+    player's machine died in the lobby is free for a newcomer)."""
+    vanished = vanished_players(replica)
+    return sum(
+        1
+        for author, m in replica.sync.members.items()
+        if m.role == PLAYER and not m.left and author not in vanished
+    )
 
 
 async def host_table(options: PeerOptions, rules: Rules, *, spectators: bool = True) -> int:
@@ -792,6 +804,9 @@ def _silent_participant(
     rnd = replica.current_round
     if rnd is None or (rnd.final is not None and replica.sync.host == replica.me):
         authors = players_awaited(replica)
+        host = replica.sync.host
+        if rnd is None and host is not None and host not in authors:
+            authors.append(host)  # only the host starts the first round: it is waited for
     else:
         log = rnd.log
         authors = [

@@ -15,7 +15,7 @@ import trio
 from nerts_p2p.game.bots import BotPlayer
 from nerts_p2p.net.node import Join, Play, Ready, Start, TableNode
 from nerts_p2p.table.replica import ReplicatedRound
-from nerts_p2p.table.status import everyone_ready_to_start
+from nerts_p2p.table.status import everyone_ready_to_start, may_start_full_table
 from protocol.messages import PLAYER
 
 #: How often the lobby is looked at when nothing else happens (seconds).
@@ -125,7 +125,7 @@ class Autopilot:
         if rules is None:
             return False
         if number == 1:
-            return replica.may_start(number, rules.players)  # the first: every seat taken
+            return may_start_full_table(replica)  # the first: every seat taken
         # Later rounds go on with whoever is still there: a player who left or was voted
         # out as silent leaves a free seat, and the others play on.
         return everyone_ready_to_start(replica)

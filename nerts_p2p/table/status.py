@@ -38,11 +38,11 @@ def players_awaited(replica: TableReplica) -> list[bytes]:
     """The players the lobby's round waits for: present (no LEAVE), not expelled, not
     vanished, and not voted out of the latest round as silent (PROTOCOL.md 13) unless
     they said READY for the lobby's round (one back from a cut link plays on). Vanished:
-    once a round has been played, silent for `SILENCE_BOUND` in the lobby, ready or not
-    (no vote can be cast then against anyone but the starter, 13.1; a starter that
-    vanished after its READY is voted out of the finished round with that READY still
-    on the table). A player who quit without a word must not hold the table up for ever;
-    one who comes back plays the round after."""
+    silent for `SILENCE_BOUND` in the lobby, ready or not (no vote can be cast there
+    against anyone but the next starter, 13.1; a starter that vanished after its READY is
+    voted out of the finished round with that READY still on the table). A player who
+    quit without a word must not hold the table up for ever, not even before its first
+    round (its seat is free for a newcomer); one who comes back plays the round after."""
     sync = replica.sync
     latest = sync.epochs.get(max(sync.epochs)) if sync.epochs else None
     gone = set(latest.departed) if latest is not None else set()
@@ -58,10 +58,8 @@ def players_awaited(replica: TableReplica) -> list[bytes]:
 
 
 def vanished_players(replica: TableReplica) -> set[bytes]:
-    """Members silent for `SILENCE_BOUND`, once a round has been played (before the first
-    round the table waits for every seat, and a silent joiner is the host's to give up)."""
-    if not replica.rounds:
-        return set()
+    """Members other than us with no sign of life for `SILENCE_BOUND` (PROTOCOL.md 13.1's
+    bound: a laptop lid closed, a process killed, a cable pulled)."""
     sync = replica.sync
     return {
         author
@@ -116,7 +114,9 @@ def may_start_full_table(replica: TableReplica) -> bool:
     upcoming = replica.upcoming_round()
     if rules is None or upcoming is None:
         return False
-    return replica.may_start(upcoming, rules.players)
+    vanished = vanished_players(replica)
+    ready = [p for p in replica.ready_players(upcoming) if p not in vanished]
+    return replica.may_start(upcoming, rules.players) and len(ready) >= rules.players
 
 
 def others_ready(replica: TableReplica) -> bool:
@@ -127,7 +127,8 @@ def others_ready(replica: TableReplica) -> bool:
         return False
     number = lobby_round(replica)
     ready = set(replica.ready_players(number))
-    others = [a for a, _ in present_players(replica) if a != replica.me]
+    vanished = vanished_players(replica)
+    others = [a for a, _ in present_players(replica) if a != replica.me and a not in vanished]
     return (
         len(others) + 1 >= players_to_start(rules)
         and all(a in ready for a in others)

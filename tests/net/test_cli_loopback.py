@@ -358,6 +358,35 @@ def test_a_host_whose_only_joiner_leaves_its_lobby_keeps_the_table_open() -> Non
         host.communicate()
 
 
+def test_a_joiner_whose_machine_dies_in_the_lobby_frees_its_seat_for_a_newcomer() -> None:
+    # kill -9 before the table is full: no goodbye. The host gave up on the table 15 s
+    # later ("a peer went silent"), and started again it waited on the dead member for
+    # ever. Now the seat is free once the silence bound (10 s) has passed, and the match
+    # plays with whoever takes it.
+    name = table_name()
+    host = nerts(["host", "--name", name, "--seats", "3", "--rounds", "1", "--headless"]
+                 + ["--json", *LO, *FAST])  # fmt: skip
+    try:
+        _wait_until_listed(name, 1)
+        ghost = nerts(["join", name, "--as", "ghost", "--headless", *LO])
+        _wait_until_listed(name, 2)
+        ghost.kill()
+        ghost.communicate()
+        _wait_until_listed(name, 1)  # announced free again, after the bound
+        joining = ["--headless", "--json", "--rounds", "1", *LO, *FAST_JOIN]
+        ann = nerts(["join", name, "--as", "ann", *joining])
+        bob = nerts(["join", name, "--as", "bob", *joining])
+        results = [finish(p) for p in (host, ann, bob)]
+    finally:
+        host.kill()
+        host.communicate()
+    for code, _, err in results:
+        assert code == 0, err
+    lines = [out.splitlines() for _, out, _ in results]
+    assert lines[0] == lines[1] == lines[2]
+    assert len(json.loads(lines[0][0])["seats"]) == 3  # the host, ann and bob
+
+
 def test_joiners_racing_for_the_last_seats_leave_the_table_playing(tmp_path: Path) -> None:
     # ann and bob, each with a bot, ask for a 3-seat table's 2 free seats at once: one is
     # refused (its announcement says full), or the host lets all four in and the round

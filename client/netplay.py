@@ -49,10 +49,11 @@ from nerts_p2p.table.replica import (
 )
 from nerts_p2p.table.round import ReplicatedRound
 from nerts_p2p.table.status import (
-    players_awaited,
+    everyone_else_left,
+    seats_taken,
+    silences_counted,
     too_few_to_play_on,
     turned_away,
-    vanished_players,
 )
 from protocol import admission
 from protocol.admission import MAX_SPECTATORS, REFUSAL_WORDS, SPECTATOR_GONE, Refusal
@@ -271,17 +272,6 @@ async def _use_passphrase(replica: TableReplica, options: PeerOptions) -> None:
     replica.use_table_key(key)
 
 
-def _seats_taken(replica: TableReplica) -> int:
-    """Players at the table, as announced: not those who left or vanished (a seat whose
-    player's machine died in the lobby is free for a newcomer)."""
-    vanished = vanished_players(replica)
-    return sum(
-        1
-        for author, m in replica.sync.members.items()
-        if m.role == PLAYER and not m.left and author not in vanished
-    )
-
-
 async def host_table(options: PeerOptions, rules: Rules, *, spectators: bool = True) -> int:
     with _household_locked(options):
         return await _host_table(options, rules, spectators=spectators)
@@ -419,22 +409,19 @@ async def _join_table(options: PeerOptions, table_name: str, *, role: int, timeo
         else {store.header.table for store in resumable_tables(options.data_dir) if store.header}
     )
     ad = await find_table(options.interface, table_name, timeout, role=role, ours=ours)
-    if options.data_dir is not None:
-        earlier = TableStore.open(options.data_dir, ad.table_id)
-        if earlier.header is not None and not earlier.ended:
-            # We were at this table when this peer stopped: take our seat back.
-            role = earlier.header.role
-            ad = replace(ad, seats_taken=0)
+    earlier = None if options.data_dir is None else TableStore.open(options.data_dir, ad.table_id)
+    if earlier is not None and earlier.header is not None and not earlier.ended:
+        # We were at this table when this peer stopped: take our seat back.
+        role = earlier.header.role
+        ad = replace(ad, seats_taken=0)
     if role == PLAYER and ad.full:
         lost = ""
-        if options.data_dir is not None:
-            earlier = TableStore.open(options.data_dir, ad.table_id)
-            if earlier.header is None and earlier.path.exists():
-                # Our store of this very table, with not even its first record left.
-                lost = (
-                    f"; this data dir's store of that table ({earlier.path}) is empty or "
-                    "damaged, so a seat this peer had there cannot be taken back"
-                )
+        if earlier is not None and earlier.header is None and earlier.path.exists():
+            # Our store of this very table, with not even its first record left.
+            lost = (
+                f"; this data dir's store of that table ({earlier.path}) is empty or "
+                "damaged, so a seat this peer had there cannot be taken back"
+            )
         raise NetPlayError(
             f"table {table_name!r} is full ({ad.seats_taken} of {ad.seats_max} seats taken)" + lost
         )
@@ -651,6 +638,7 @@ async def _until_done(
 ) -> None:
     node = me.node
     replica = node.replica
+    ours = {peer.node.replica.me for peer in everyone}  # this process's peers: our bots
     started = trio.current_time()
     while watch.error is None:
         now = trio.current_time()
@@ -666,7 +654,7 @@ async def _until_done(
             return
         refused = replica.admission_refused
         if refused is not None:
-            if refused == "wrong passphrase":
+            if refused == REFUSAL_WORDS[Refusal.WRONG_PASSPHRASE]:
                 watch.error = f"wrong passphrase for table {watch.table_name!r}"
             elif refused == REFUSAL_WORDS[Refusal.TABLE_FULL] and replica.role == SPECTATOR:
                 watch.error = (
@@ -685,7 +673,7 @@ async def _until_done(
         waiting_to_begin = not replica.rounds and replica.sync.host == replica.me
         # A host whose joiners all left its lobby keeps its table open for others to sit
         # down (it used to give up, "everyone else left", and withdraw the table).
-        if _everyone_else_left(replica) and not me.pilot.match_over() and not waiting_to_begin:
+        if everyone_else_left(replica) and not me.pilot.match_over() and not waiting_to_begin:
             rnd = replica.current_round
             watch.error = "everyone else left the table" + (
                 f" before round {rnd.number} was final here"
@@ -699,7 +687,6 @@ async def _until_done(
                 "the others left the table or were voted out as silent"
             )
             return
-        ours = {peer.node.replica.me for peer in everyone}
         silent = _silent_participant(node, now, options.silence, ours)
         if silent is not None:
             watch.error = silent
@@ -774,11 +761,6 @@ def _save_replay(me: LocalPeer, options: PeerOptions) -> None:
     print(f"nerts-p2p: replay saved to {path}", file=sys.stderr)
 
 
-def _everyone_else_left(replica: TableReplica) -> bool:
-    others = [m for author, m in replica.sync.members.items() if author != replica.me]
-    return bool(others) and all(m.left for m in others)
-
-
 def _others_present(replica: TableReplica, silence: float, node: TableNode) -> bool:
     """Someone else is still at the table: a member who has not left and is not silent."""
     now = trio.current_time()
@@ -798,34 +780,18 @@ def _silent_participant(
     One voted out of the round (or the table) as silent is waited for no more. When every
     player on another machine (two or more of them) has gone quiet at once, they have all
     gone or (likelier) this machine's own network has (a cable out, Wi-Fi gone), and the
-    words say so rather than blame whoever happened to fall silent first. `ours`: the peers of this
-    process (our bots), which still hear us when the network is gone."""
+    words say so rather than blame whoever happened to fall silent first. `ours`: the
+    peers of this process (our bots), which still hear us when the network is gone. Who
+    is waited for, and since when, is the table's rule (`status.silences_counted`)."""
     replica = node.replica
-    rnd = replica.current_round
-    if rnd is None or (rnd.final is not None and replica.sync.host == replica.me):
-        authors = players_awaited(replica)
-        host = replica.sync.host
-        if rnd is None and host is not None and host not in authors:
-            authors.append(host)  # only the host starts the first round: it is waited for
-    else:
-        log = rnd.log
-        authors = [
-            a for a in rnd.seat_of if a not in log.departed and a not in replica.sync.expelled
-        ]
-    # In a round being played, silence counts from when the round began here, as the
-    # table's votes count it (PROTOCOL.md 13.1): one who vanished before it began is voted
-    # out of it 10 s in, and the round goes on; we must not give up on the table first.
-    began = (
-        replica.presence.began.get(rnd.number) if rnd is not None and rnd.final is None else None
-    )
     quiet_for: dict[bytes, float] = {}
-    for author in authors:
+    for author, since in silences_counted(replica).items():
         member = replica.sync.members.get(author)
-        if author == replica.me or member is None or member.left:
+        if member is None or member.left:
             continue
         quiet = node.silence(author, now)
         if quiet is not None:
-            quiet_for[author] = quiet if began is None else min(quiet, now - began)
+            quiet_for[author] = min(quiet, now - since)
     silent = [a for a, quiet in quiet_for.items() if quiet > bound]
     if not silent:
         return None
@@ -894,7 +860,7 @@ async def _keep_announcement(announcer: TableAnnouncer, node: TableNode) -> None
     while True:
         rnd = replica.current_round
         phase = "playing" if rnd is not None and rnd.final is None else "lobby"
-        await announcer.update(seats_taken=_seats_taken(replica), phase=phase)
+        await announcer.update(seats_taken=seats_taken(replica), phase=phase)
         await trio.sleep(0.5)
 
 

@@ -19,7 +19,7 @@ from protocol.order import nonce_commitment
 from . import round_start
 from .commitments import deal_commitment
 from .presence import seal_escrow
-from .status import vanished_players
+from .status import ready_to_play
 from .wire import rules_to_wire
 
 if TYPE_CHECKING:
@@ -89,9 +89,7 @@ def start(replica: TableReplica) -> Op:
     per_seat = 2 if rules.partnerships else 1
     # Not one who vanished after its READY (a closed lid, a killed process): the round
     # would wait for its mix nonce until the votes drop it, ten seconds in.
-    vanished = vanished_players(replica)
-    ready = [p for p in replica.ready_players(number) if p not in vanished]
-    players = ready[: rules.seats * per_seat]
+    players = ready_to_play(replica, number)[: rules.seats * per_seat]
     players = players[: len(players) - len(players) % per_seat]
     if len(players) < 2 * per_seat:
         raise NertsError(f"a round needs at least {2 * per_seat} ready players")

@@ -8,6 +8,7 @@ only decides when to fold, re-fold and finish it.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from nerts_p2p.game.engine import apply, declare_gone
@@ -141,10 +142,17 @@ class ReplicatedRound:
 
     def departed_seats(self, key: tuple[int, bytes] | None = None) -> frozenset[int]:
         """Seats all of whose players had departed at `key` in the order (None: by now)."""
+        return self.seats_of_only(
+            p for p, at in self.log.departed_at.items() if key is None or at <= key
+        )
+
+    def seats_of_only(self, players: Iterable[bytes]) -> frozenset[int]:
+        """The seats all of whose players are among `players` (two a seat with
+        partnerships)."""
+        among = set(players)
         gone: dict[int, bool] = {}
         for player, seat in self.seat_of.items():
-            at = self.log.departed_at.get(player)
-            gone[seat] = gone.get(seat, True) and at is not None and (key is None or at <= key)
+            gone[seat] = gone.get(seat, True) and player in among
         return frozenset(seat for seat, left in gone.items() if left)
 
     def _departed_say_stuck(

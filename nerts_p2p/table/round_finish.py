@@ -112,17 +112,15 @@ def finish(replica: TableReplica, rnd: ReplicatedRound) -> None:
 def departed_in_play(rnd: ReplicatedRound) -> frozenset[int]:
     """The seats all of whose players departed without a counted REVEAL (none, or one
     past the last seq the votes kept): voted out while the round was played (or at its
-    end, owing the reveal), so the round was finished
-    without them and their seats are taken as they lay. One voted out after revealing had
+    end, owing the reveal), so the round was finished without them and their seats are
+    taken as they lay. One voted out after revealing had
     played the whole round: its votes came after the end (most often against the next
     round's starter, PROTOCOL.md 13.1), a peer that finished the round before them never
     counted them, and one that catches up later (a restarted host) must print the same
     result."""
     log = rnd.log
-    seats: dict[int, bool] = {}
-    for player, seat in rnd.seat_of.items():
-        reveal = rnd.reveals.get(player)
-        revealed = reveal is not None and log.counts(reveal)
-        gone = player in log.departed_at and not revealed
-        seats[seat] = seats.get(seat, True) and gone
-    return frozenset(seat for seat, gone in seats.items() if gone)
+    return rnd.seats_of_only(
+        p
+        for p in log.departed_at
+        if (reveal := rnd.reveals.get(p)) is None or not log.counts(reveal)
+    )

@@ -68,6 +68,45 @@ def vanished_players(replica: TableReplica) -> set[bytes]:
     }
 
 
+def ready_to_play(replica: TableReplica, number: int) -> list[bytes]:
+    """The players ready for round `number` who have not vanished since (`ready_players`
+    less `vanished_players`): those a START lists (`lobby.start`)."""
+    vanished = vanished_players(replica)
+    return [p for p in replica.ready_players(number) if p not in vanished]
+
+
+def seats_taken(replica: TableReplica) -> int:
+    """Players at the table, as its announcement counts them: not those who left or
+    vanished (a seat whose player's machine died in the lobby is free for a newcomer)."""
+    vanished = vanished_players(replica)
+    return sum(1 for author, _ in present_players(replica) if author not in vanished)
+
+
+def silences_counted(replica: TableReplica) -> dict[bytes, float]:
+    """The players the table waits for now, each with the earliest time from which its
+    silence counts (-inf: all of it). Before the first round, and at the host between
+    rounds, those of `players_awaited`, and before the first round the host as well (only
+    it starts round 1). Otherwise the participants still in the latest round; while it is
+    played, their silence counts from the round's start here, as the votes count it
+    (PROTOCOL.md 13.1): one who vanished before it began is voted out ten seconds in and
+    the round goes on, so a shell must not give up on it first."""
+    rnd = replica.current_round
+    sync = replica.sync
+    if rnd is None or (rnd.final is not None and sync.host == replica.me):
+        awaited = players_awaited(replica)
+        if rnd is None and sync.host is not None and sync.host not in awaited:
+            awaited.append(sync.host)
+        return dict.fromkeys((a for a in awaited if a != replica.me), float("-inf"))
+    began = float("-inf")
+    if rnd.final is None:
+        began = replica.presence.began.get(rnd.number, began)
+    return {
+        a: began
+        for a in rnd.seat_of
+        if a != replica.me and a not in rnd.log.departed and a not in sync.expelled
+    }
+
+
 def has_left(replica: TableReplica, author: bytes | None = None) -> bool:
     """Whether `author` (default: we) has sent its LEAVE (it then authors nothing more)."""
     member = replica.sync.members.get(replica.me if author is None else author)
@@ -114,9 +153,10 @@ def may_start_full_table(replica: TableReplica) -> bool:
     upcoming = replica.upcoming_round()
     if rules is None or upcoming is None:
         return False
-    vanished = vanished_players(replica)
-    ready = [p for p in replica.ready_players(upcoming) if p not in vanished]
-    return replica.may_start(upcoming, rules.players) and len(ready) >= rules.players
+    return (
+        replica.may_start(upcoming, rules.players)
+        and len(ready_to_play(replica, upcoming)) >= rules.players
+    )
 
 
 def others_ready(replica: TableReplica) -> bool:

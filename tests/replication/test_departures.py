@@ -12,7 +12,7 @@ import pytest
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.table.presence import SILENCE_BOUND
 from nerts_p2p.table.replica import PeerExpelled, RoundFinal, SeatDeparted
-from nerts_p2p.table.status import players_awaited, too_few_to_play_on
+from nerts_p2p.table.status import players_awaited, silences_counted, too_few_to_play_on
 from protocol.departure import agreed_set
 from protocol.errors import DropReason
 from protocol.messages import Kind, Op, decode
@@ -353,3 +353,28 @@ def test_a_player_voted_out_who_comes_back_and_vanishes_again_gets_no_second_vot
         assert len(votes) == 1
         assert votes[0][0] == gone
     _finals_agree(mesh, [0, 1], 1)
+
+
+def test_who_a_shell_waits_for_and_since_when() -> None:
+    """`status.silences_counted`: before round 1 the joiners and the host; in a round its
+    other participants, their silence counted from the round's start here (as the votes
+    count it); at the host between rounds, the players of the next round."""
+    mesh = PeerMesh(players=3, rules=Rules(seats=3, target=500), seed=5)
+    joiner = mesh.replicas[1]
+    while not joiner.is_member:
+        assert mesh.step()
+    assert joiner.current_round is None  # it has just joined: the lobby
+    waited = silences_counted(joiner)
+    assert mesh.replicas[0].me in waited  # the host: only it starts round 1
+    assert joiner.me not in waited
+    assert set(waited.values()) == {float("-inf")}
+    mesh.run_for(6.0)  # round 1 is played
+    rnd = joiner.current_round
+    assert rnd is not None
+    assert rnd.final is None
+    waited = silences_counted(joiner)
+    assert set(waited) == set(rnd.seat_of) - {joiner.me}
+    assert set(waited.values()) == {joiner.presence.began[1]}
+    mesh.run(until=600, rounds=1)
+    host = mesh.replicas[0]
+    assert set(silences_counted(host)) == set(players_awaited(host)) - {host.me}

@@ -378,3 +378,18 @@ def test_who_a_shell_waits_for_and_since_when() -> None:
     mesh.run(until=600, rounds=1)
     host = mesh.replicas[0]
     assert set(silences_counted(host)) == set(players_awaited(host)) - {host.me}
+
+
+def test_a_host_gone_silent_before_the_first_round_is_still_waited_for() -> None:
+    # Vanished, the host is no longer among the players awaited; but only it can start
+    # round 1, so a joiner must still count its silence (and give up on it in words).
+    mesh = PeerMesh(players=3, rules=Rules(seats=3, target=500), seed=5)
+    joiner = mesh.replicas[1]
+    while not joiner.is_member:
+        assert mesh.step()
+    mesh.vanish(0)
+    mesh.run_for(SILENCE_BOUND + 1.0)
+    host = mesh.replicas[0].me
+    assert joiner.current_round is None
+    assert host not in players_awaited(joiner)
+    assert silences_counted(joiner).get(host) == float("-inf")

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from client import by_hand
 from nerts_p2p.game.bots import LEVELS, BotLevel, level_named
 from nerts_p2p.game.errors import NertsError
 from nerts_p2p.game.rules import GERMAN, NORWEGIAN, Rules
@@ -319,8 +320,15 @@ def _practice_over_the_node(args: argparse.Namespace, rules: Rules) -> int:
     """`play --bots N`: a table on 127.0.0.1 only, not announced, you and N bot peers."""
     from client.netplay import PeerOptions, host_table, run_command
 
-    _needs_headless(args)
     _check_timing(args)
+    if not args.headless:
+        by_hand.refuse_headless_options(args, "play")
+        return by_hand.practice_in_window(
+            by_hand.with_match_rounds(rules, args.rounds),
+            level_named(args.level),
+            bot_pace=args.bot_pace,
+            max_frames=args.frames,
+        )
     options = PeerOptions(
         name="practice",
         interface="127.0.0.1",
@@ -428,23 +436,32 @@ def _checked_name(name: str, option: str) -> str:
     return name
 
 
-def _needs_headless(args: argparse.Namespace) -> None:
-    if not args.headless:
-        raise NertsError(
-            "playing a seat by hand over the network needs the window client; "
-            "add --headless to let a bot play this seat"
-        )
-
-
 def _cmd_host(args: argparse.Namespace) -> int:
     from client.netplay import host_table, run_command
 
-    _needs_headless(args)
+    if not args.headless:
+        by_hand.refuse_headless_options(args, "host")
     options = _peer_options(args, _checked_name(args.name, "--name"))
     rules = _rules_from(args, args.seats)
     if 1 + options.bots > rules.players:
         raise NertsError(
             f"{options.bots} bots and you need {1 + options.bots} seats, the table has {args.seats}"
+        )
+    if not args.headless:
+        assert options.data_dir is not None
+        return by_hand.host_in_window(
+            table_name=options.name,
+            rules=by_hand.with_match_rounds(rules, options.rounds),
+            spectators=not args.no_spectators,
+            interface=options.interface,
+            port=options.port,
+            bots=options.bots,
+            bot_level=level_named(args.level),
+            bot_pace=options.bot_pace,
+            passphrase=options.passphrase,
+            data_dir=options.data_dir,
+            silence=options.silence,
+            max_frames=args.frames,
         )
     return run_command(lambda: host_table(options, rules, spectators=not args.no_spectators))
 
@@ -470,12 +487,36 @@ def _cmd_join(args: argparse.Namespace) -> int:
     from protocol.messages import PLAYER
 
     _check_table_name(args.table)
-    _needs_headless(args)
     from protocol.messages import fit_name
 
+    if not args.headless:
+        by_hand.refuse_headless_options(args, "join")
+        return _join_in_window(args, PLAYER)
     # A table's name may take all 32 bytes: the guest's is shortened to fit.
     options = _peer_options(args, _own_name(args, fit_name(args.table, "-guest")))
     return run_command(lambda: join_table(options, args.table, role=PLAYER, timeout=args.timeout))
+
+
+def _join_in_window(
+    args: argparse.Namespace, role: int, as_text: Callable[[str], int] | None = None
+) -> int:
+    """`join` or `spectate` by hand: the window at the named table (`client.by_hand`)."""
+    # The window's own name (its settings) unless --as says another.
+    options = _peer_options(args, _own_name(args, "you"))
+    assert options.data_dir is not None
+    return by_hand.join_in_window(
+        args.table,
+        role=role,
+        player_name=None if args.as_name is None else options.name,
+        interface=options.interface,
+        port=options.port,
+        passphrase=options.passphrase,
+        data_dir=options.data_dir,
+        timeout=args.timeout,
+        silence=options.silence,
+        no_window=as_text,
+        max_frames=args.frames,
+    )
 
 
 def _cmd_spectate(args: argparse.Namespace) -> int:
@@ -484,9 +525,17 @@ def _cmd_spectate(args: argparse.Namespace) -> int:
 
     _check_table_name(args.table)
     options = _peer_options(args, _own_name(args, "spectator"))
-    return run_command(
-        lambda: join_table(options, args.table, role=SPECTATOR, timeout=args.timeout)
-    )
+
+    def as_text(why: str = "") -> int:
+        if why:
+            print(f"nerts-p2p: {why}: following the table as text", file=sys.stderr)
+        return run_command(
+            lambda: join_table(options, args.table, role=SPECTATOR, timeout=args.timeout)
+        )
+
+    if args.headless or args.json:
+        return as_text()
+    return _join_in_window(args, SPECTATOR, as_text)
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
@@ -524,10 +573,10 @@ def _add_peer_options(parser: argparse.ArgumentParser, *, seated: bool = True) -
     parser.add_argument(
         "--headless",
         action="store_true",
-        help="a bot plays this peer's seat"
+        help="a bot plays this peer's seat (without it you play the seat in the window)"
         if seated
-        else "print the table as text (what a spectator prints in any case; the window's "
-        "spectator mode is `nerts-p2p window`)",
+        else "follow the table as text (without it, and without --json, you watch in the "
+        "window where one can open)",
     )
     parser.add_argument(
         "--passphrase",
@@ -553,6 +602,14 @@ def _add_peer_options(parser: argparse.ArgumentParser, *, seated: bool = True) -
         type=float,
         default=15.0,
         help="seconds without a word from a player before giving up on the table",
+    )
+    _add_frames_option(parser)
+
+
+def _add_frames_option(parser: argparse.ArgumentParser) -> None:
+    """The window's frames before it closes by itself (for tests; not in the help)."""
+    parser.add_argument(
+        "--frames", type=whole_number(1, 10**9), default=None, help=argparse.SUPPRESS
     )
 
 
@@ -696,6 +753,7 @@ def build_parser() -> argparse.ArgumentParser:
         "user's data directory)",
     )
     _add_rule_options(play)
+    _add_frames_option(play)
     play.set_defaults(run=_cmd_play)
 
     host = sub.add_parser("host", help="open a table on the network and announce it")
@@ -748,9 +806,7 @@ def build_parser() -> argparse.ArgumentParser:
         default="0.0.0.0",
         help="the IPv4 address network tables play and announce on (default: all interfaces)",
     )
-    window.add_argument(
-        "--frames", type=whole_number(1, 10**9), default=None, help=argparse.SUPPRESS
-    )
+    _add_frames_option(window)
     window.set_defaults(run=_cmd_window)
 
     from tools.fuzz.cli import add_fuzz_parser

@@ -620,6 +620,8 @@ async def _run(
                 await announcer.aclose()
             nursery.cancel_scope.cancel()
             _save_replay(me, options)
+    for peer in everyone:
+        peer.node.transport.close()  # the nodes have stopped: their sockets go with them
     if watch.error is not None:
         raise NetPlayError(watch.error)
     last = watch.finals[-1] if watch.finals else None

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 LEVEL_ORDER = list(LEVELS)
 
 
-async def _sit_at(app: App, came_from: object, table: NetworkTable) -> None:
+async def sit_at(app: App, came_from: object, table: NetworkTable) -> None:
     """Show a table that has just opened and serve it, unless the player went elsewhere
     while it opened (then it is left at once)."""
     from .table_screen import TableScreen
@@ -54,7 +54,7 @@ def open_practice(app: App, seats: int, level: str, seed: int | None = None) -> 
         table = await loopback_practice(
             seats, level_named(level), name=app.settings.name, seed=seed
         )
-        await _sit_at(app, came_from, table)
+        await sit_at(app, came_from, table)
 
     def failed(problem: str) -> None:
         app.message = f"The practice table could not be opened: {problem}"
@@ -78,7 +78,7 @@ def open_watch(app: App, seats: int, level: str, seed: int | None = None) -> Non
             except BaseException:
                 bots.close()
                 raise
-            await _sit_at(app, came_from, table)
+            await sit_at(app, came_from, table)
 
     def failed(problem: str) -> None:
         app.message = f"The bots' table could not be opened: {problem}"

@@ -133,6 +133,7 @@ async def host_table(
     port: int = 0,
     bots: int = 0,
     bot_level: BotLevel = CASUAL,
+    bot_pace: float = 1.0,
     passphrase: str = "",
     data_dir: Path | None = None,
 ) -> NetworkTable:
@@ -197,6 +198,7 @@ async def host_table(
         bot_level=bot_level,
         store=store,
         data_dir=data_dir,
+        bot_pace=bot_pace,
     )
     table.initial_bots = 0 if previous is not None else bots
     table.table_key = key
@@ -332,10 +334,12 @@ async def join_table(
     host_timeout: float = HOST_ANSWER_TIMEOUT,
     passphrase: str = "",
     data_dir: Path | None = None,
+    port: int = 0,
 ) -> NetworkTable:
     """Sit at (PLAYER) or watch (SPECTATOR) an announced table; served with `serve`. A
     private table needs its passphrase (a wrong one is said in the lobby). With a data dir,
-    a table this window was at and did not finish is taken up again, in its old role."""
+    a table this window was at and did not finish is taken up again, in its old role.
+    `port`: the UDP port to play on (0: any free one)."""
     _lock(data_dir)
     previous = _earlier_joined(data_dir, ad.table_id)
     if previous is not None and previous.header is not None:
@@ -346,7 +350,7 @@ async def join_table(
     if ad.passphrase and not passphrase:
         raise NetTableError(f"table {ad.name!r} is private: it needs its passphrase")
     header = TableHeader(
-        ad.table_id, ad.host_fingerprint, ad.address, ad.name, player_name, role, 0, False
+        ad.table_id, ad.host_fingerprint, ad.address, ad.name, player_name, role, port, False
     )
 
     def fresh(key: SigningKeyPair) -> TableReplica:

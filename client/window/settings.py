@@ -71,8 +71,11 @@ def config_dir() -> Path:
 
 
 def data_dir() -> Path:
-    override = os.environ.get("NERTS_P2P_DATA_DIR")
-    return Path(override) if override else Path(platformdirs.user_data_dir(APP))
+    """The commands' data directory too (one key for this machine's user, wherever they
+    play from): `nerts_p2p.net.store.default_data_dir`."""
+    from nerts_p2p.net.store import default_data_dir
+
+    return default_data_dir()
 
 
 def replays_dir() -> Path:

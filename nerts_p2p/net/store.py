@@ -84,8 +84,13 @@ class StoreError(NertsError):
 
 
 def default_data_dir() -> Path:
+    """The user's data directory for nerts-p2p (the window's and every command's), unless
+    `NERTS_P2P_DATA_DIR` names another."""
     import platformdirs
 
+    override = os.environ.get("NERTS_P2P_DATA_DIR")
+    if override:
+        return Path(override)
     return Path(platformdirs.user_data_dir("nerts-p2p", appauthor=False))
 
 

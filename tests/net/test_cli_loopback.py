@@ -8,6 +8,8 @@ import signal
 import time
 from pathlib import Path
 
+import pytest
+
 from .procs import FAST, FAST_JOIN, finish, nerts, table_name
 
 LO = ["--interface", "127.0.0.1"]
@@ -206,10 +208,17 @@ def test_play_with_bots_practices_over_the_node_on_loopback_and_keeps_the_replay
     assert replayed.splitlines() == lines
 
 
-def test_network_commands_without_headless_say_what_is_missing() -> None:
+def test_hosting_by_hand_where_no_window_can_open_says_how_to_play_headless(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Without --headless a person plays the seat in the window (tests/client/
+    # test_window_from_cli.py); a machine with no display says so, and what to do instead.
+    for variable in ("SDL_VIDEODRIVER", "DISPLAY", "WAYLAND_DISPLAY"):
+        monkeypatch.delenv(variable, raising=False)
     code, _, err = finish(nerts(["host", "--name", "x", *LO]))
-    assert code == 2
-    assert "--headless" in err
+    assert code == 1
+    assert "no display" in err
+    assert "add --headless" in err
 
 
 def test_a_table_whose_name_fills_the_wire_seats_bots_and_guests_named_after_it() -> None:

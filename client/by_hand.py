@@ -14,23 +14,24 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from nerts_p2p.game.bots import BotLevel
+from nerts_p2p.game.bots import CASUAL, BotLevel
 from nerts_p2p.game.errors import NertsError
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.net.store import resumable_tables
 
 if TYPE_CHECKING:
+    from client.netplay import PeerOptions
     from client.window.app import WindowApp
     from client.window.netsession import NetworkTable
 
 #: Per command: the options of a headless peer only, with their defaults (given = refused).
-#: (`--silence` is the window's patience with a quiet host too; `spectate` with `--json`
-#: prints as text, so it has none here.)
+#: `--silence` is not one: it is the window's patience with a quiet host too. `spectate` has
+#: none: its `--json` and `--headless` choose the text view instead of the window.
 HEADLESS_ONLY: Final[Mapping[str, Mapping[str, tuple[str, object]]]] = {
     "host": {"json": ("--json", False)},
     "join": {
@@ -73,14 +74,28 @@ def with_match_rounds(rules: Rules, rounds: int | None) -> Rules:
 
 
 def _in_the_window(
-    open_in: Callable[[], None], *, no_window: Callable[[str], int] | None = None
+    opening: Callable[[WindowApp], Awaitable[NetworkTable]],
+    *,
+    interface: str,
+    data_dir: Path | None,
+    max_frames: int | None,
+    straight_to_the_table: bool = False,
+    no_window: Callable[[str], int] | None = None,
 ) -> int:
-    """Run the window (`open_in`); the table's trouble in one line with exit 1. Where no
-    window can open: `no_window(why)` if given, else that said with exit 1."""
+    """The window at the table `opening` opens (`play_at_table`), until it is closed; the
+    table's trouble in one line with exit 1. Where no window can open: `no_window(why)` if
+    given, else that said with exit 1."""
     from client.window.app import NoDisplayError
+    from client.window.from_cli import play_at_table
 
     try:
-        open_in()
+        play_at_table(
+            opening,
+            interface=interface,
+            data_dir=data_dir,
+            straight_to_the_table=straight_to_the_table,
+            max_frames=max_frames,
+        )
     except NoDisplayError as exc:
         if no_window is not None:
             return no_window(str(exc))
@@ -99,62 +114,41 @@ def _in_the_window(
 
 
 def host_in_window(
-    *,
-    table_name: str,
-    rules: Rules,
-    spectators: bool,
-    interface: str,
-    port: int,
-    bots: int,
-    bot_level: BotLevel,
-    bot_pace: float,
-    passphrase: str | None,
-    data_dir: Path,
-    silence: float,
-    max_frames: int | None = None,
+    options: PeerOptions, rules: Rules, *, spectators: bool, max_frames: int | None = None
 ) -> int:
-    """Host `table_name` in the window: its lobby, where you add bots and start rounds."""
-    from client.window.from_cli import play_at_table
+    """Host the table `options.name` in the window: its lobby, where you add bots and start
+    rounds; the host's name at the table is the window's own (its settings)."""
     from client.window.net_open import host_table
 
     async def opening(app: WindowApp) -> NetworkTable:
         table = await host_table(
-            interface,
-            table_name=table_name,
+            options.interface,
+            table_name=options.name,
             player_name=app.settings.name,
             rules=rules,
             spectators=spectators,
-            port=port,
-            bots=bots,
-            bot_level=bot_level,
-            bot_pace=bot_pace,
-            passphrase=passphrase or "",
-            data_dir=data_dir,
+            port=options.port,
+            bots=options.bots,
+            bot_level=options.bot_level or CASUAL,
+            bot_pace=options.bot_pace,
+            passphrase=options.passphrase or "",
+            data_dir=options.data_dir,
         )
-        table.silence = silence
+        table.silence = options.silence
         return table
 
     return _in_the_window(
-        lambda: play_at_table(
-            opening,
-            interface=interface,
-            data_dir=data_dir,
-            max_frames=max_frames,
-        )
+        opening, interface=options.interface, data_dir=options.data_dir, max_frames=max_frames
     )
 
 
 def join_in_window(
+    options: PeerOptions,
     table_name: str,
     *,
     role: int,
     player_name: str | None,
-    interface: str,
-    port: int,
-    passphrase: str | None,
-    data_dir: Path,
     timeout: float,
-    silence: float,
     no_window: Callable[[str], int] | None = None,
     max_frames: int | None = None,
 ) -> int:
@@ -163,11 +157,14 @@ def join_in_window(
     back. `player_name`: None for the window's own (its settings). `no_window(why)`: what
     to do where no window can open (a spectator follows the table as text)."""
     from client.netplay import find_table
-    from client.window.from_cli import play_at_table
     from client.window.net_open import join_table
 
+    interface, data_dir, passphrase = options.interface, options.data_dir, options.passphrase
+
     async def opening(app: WindowApp) -> NetworkTable:
-        ours = {store.header.table for store in resumable_tables(data_dir) if store.header}
+        ours = set()
+        if data_dir is not None:
+            ours = {store.header.table for store in resumable_tables(data_dir) if store.header}
         ad = await find_table(interface, table_name, timeout, role=role, ours=ours)
         given = passphrase
         if not ad.passphrase and passphrase is not None:
@@ -187,19 +184,13 @@ def join_in_window(
             role=role,
             passphrase=given or "",
             data_dir=data_dir,
-            port=port,
+            port=options.port,
         )
-        table.silence = silence
+        table.silence = options.silence
         return table
 
     return _in_the_window(
-        lambda: play_at_table(
-            opening,
-            interface=interface,
-            data_dir=data_dir,
-            max_frames=max_frames,
-        ),
-        no_window=no_window,
+        opening, interface=interface, data_dir=data_dir, max_frames=max_frames, no_window=no_window
     )
 
 
@@ -208,7 +199,6 @@ def practice_in_window(
 ) -> int:
     """`play --bots N` by hand: the window's practice table (127.0.0.1 only), you against
     the N bots, straight at the table."""
-    from client.window.from_cli import play_at_table
     from client.window.net_open import LOOPBACK, loopback_practice
 
     async def opening(app: WindowApp) -> NetworkTable:
@@ -217,11 +207,9 @@ def practice_in_window(
         )
 
     return _in_the_window(
-        lambda: play_at_table(
-            opening,
-            interface=LOOPBACK,
-            data_dir=None,
-            straight_to_the_table=True,
-            max_frames=max_frames,
-        )
+        opening,
+        interface=LOOPBACK,
+        data_dir=None,
+        max_frames=max_frames,
+        straight_to_the_table=True,
     )

@@ -448,19 +448,10 @@ def _cmd_host(args: argparse.Namespace) -> int:
             f"{options.bots} bots and you need {1 + options.bots} seats, the table has {args.seats}"
         )
     if not args.headless:
-        assert options.data_dir is not None
         return by_hand.host_in_window(
-            table_name=options.name,
-            rules=by_hand.with_match_rounds(rules, options.rounds),
+            options,
+            by_hand.with_match_rounds(rules, options.rounds),
             spectators=not args.no_spectators,
-            interface=options.interface,
-            port=options.port,
-            bots=options.bots,
-            bot_level=level_named(args.level),
-            bot_pace=options.bot_pace,
-            passphrase=options.passphrase,
-            data_dir=options.data_dir,
-            silence=options.silence,
             max_frames=args.frames,
         )
     return run_command(lambda: host_table(options, rules, spectators=not args.no_spectators))
@@ -503,17 +494,12 @@ def _join_in_window(
     """`join` or `spectate` by hand: the window at the named table (`client.by_hand`)."""
     # The window's own name (its settings) unless --as says another.
     options = _peer_options(args, _own_name(args, "you"))
-    assert options.data_dir is not None
     return by_hand.join_in_window(
+        options,
         args.table,
         role=role,
         player_name=None if args.as_name is None else options.name,
-        interface=options.interface,
-        port=options.port,
-        passphrase=options.passphrase,
-        data_dir=options.data_dir,
         timeout=args.timeout,
-        silence=options.silence,
         no_window=as_text,
         max_frames=args.frames,
     )

@@ -40,10 +40,8 @@ from .net_window_helpers import (
     network_app,
     press,
 )
-from .test_window_network import headless, play_our_seat, save
+from .test_window_network import play_our_seat, save
 from .test_window_render import colours_in, near
-
-__all__ = ["headless"]
 
 
 async def play_until(

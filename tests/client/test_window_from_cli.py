@@ -8,7 +8,7 @@ so that the test can look at each frame and press keys, as a person at the windo
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import cast
 
@@ -30,16 +30,6 @@ PATIENT = ["--silence", "60"]
 #: The window's frames before it gives up by itself (about 90 s at 60 Hz): a bound on a
 #: broken test, not a speed check.
 FRAMES = ["--frames", "5400"]
-
-
-@pytest.fixture
-def dummy_display(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
-    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
-    monkeypatch.setenv("SDL_AUDIODRIVER", "dummy")
-    monkeypatch.setenv("NERTS_P2P_CONFIG_DIR", str(tmp_path / "config"))
-    monkeypatch.setenv("NERTS_P2P_DATA_DIR", str(tmp_path / "data"))
-    yield
-    pygame.quit()
 
 
 Step = Callable[[WindowApp], bool]
@@ -73,7 +63,7 @@ def press(app: WindowApp, key: int) -> None:
 
 
 def test_join_by_hand_opens_the_window_at_the_named_table_and_plays_there(
-    dummy_display: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    headless: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     name = table_name("byhand")
     host = Peer(["host", "--name", name, "--seats", "2", "--headless", "--json", "--interface",
@@ -104,7 +94,7 @@ def test_join_by_hand_opens_the_window_at_the_named_table_and_plays_there(
 
 
 def test_host_by_hand_opens_its_lobby_announced_and_starts_the_round(
-    dummy_display: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    headless: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     name = table_name("byhost")
     joiners: list[Peer] = []
@@ -144,7 +134,7 @@ def test_host_by_hand_opens_its_lobby_announced_and_starts_the_round(
 
 
 def test_play_with_bots_by_hand_opens_the_practice_table(
-    dummy_display: None, monkeypatch: pytest.MonkeyPatch
+    headless: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     seen: dict[str, object] = {}
 
@@ -167,7 +157,7 @@ def test_play_with_bots_by_hand_opens_the_practice_table(
 
 
 def test_a_table_that_cannot_be_joined_ends_the_command_before_any_window(
-    dummy_display: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    headless: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     apps = watch_frames(monkeypatch, lambda app: True)
     code = main(["join", table_name("none"), "--interface", LO, "--timeout", "1", *FRAMES])

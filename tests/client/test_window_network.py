@@ -8,11 +8,9 @@ from __future__ import annotations
 import json
 import random
 import socket
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 
 import pygame
-import pytest
 import trio
 
 from client.window.art import NORMAL
@@ -47,16 +45,6 @@ from .test_window_render import SCREENS, assert_card_face, colours_in, near, set
 
 FAST_BOTS = ["--bot-pace", "0.05"]
 PATIENT = ["--silence", "60"]
-
-
-@pytest.fixture
-def headless(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
-    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
-    monkeypatch.setenv("SDL_AUDIODRIVER", "dummy")
-    monkeypatch.setenv("NERTS_P2P_CONFIG_DIR", str(tmp_path / "config"))
-    monkeypatch.setenv("NERTS_P2P_DATA_DIR", str(tmp_path / "data"))
-    yield
-    pygame.quit()
 
 
 def save(surface: pygame.Surface, name: str) -> None:

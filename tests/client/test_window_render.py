@@ -7,7 +7,6 @@ suit's colour; backs in the seat's colour; empty piles as empty felt; pending ca
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pygame
@@ -34,16 +33,6 @@ from .window_helpers import StaticSession, two_seat_state, visible_point
 
 SCREENS = Path(__file__).resolve().parents[2] / "test-output" / "window"
 SIZE = (1280, 800)
-
-
-@pytest.fixture
-def headless(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
-    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
-    monkeypatch.setenv("SDL_AUDIODRIVER", "dummy")
-    monkeypatch.setenv("NERTS_P2P_CONFIG_DIR", str(tmp_path / "config"))
-    monkeypatch.setenv("NERTS_P2P_DATA_DIR", str(tmp_path / "data"))
-    yield
-    pygame.quit()
 
 
 def make_app(*, four_colour: bool = False, high_contrast: bool = False) -> WindowApp:

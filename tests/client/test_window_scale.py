@@ -6,7 +6,6 @@ Then one headless frame at scale 2 checked pixel by pixel, and the setting itsel
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pygame
@@ -147,16 +146,6 @@ def test_the_scale_setting_is_kept_and_kept_in_range(tmp_path: Path) -> None:
     assert load_settings(path)[0].ui_scale == 0.0  # auto
     path.write_text(json.dumps({"ui_scale": "big"}))
     assert load_settings(path)[0].ui_scale == 0.0
-
-
-@pytest.fixture
-def headless(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
-    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
-    monkeypatch.setenv("SDL_AUDIODRIVER", "dummy")
-    monkeypatch.setenv("NERTS_P2P_CONFIG_DIR", str(tmp_path / "config"))
-    monkeypatch.setenv("NERTS_P2P_DATA_DIR", str(tmp_path / "data"))
-    yield
-    pygame.quit()
 
 
 def test_a_table_at_scale_2_shows_every_card_in_its_place(headless: None) -> None:

@@ -582,6 +582,9 @@ class _Watch:
     live: LiveMoves | None = None
     #: a round began without a seat for us at a full table ("table full")
     turned_away: bool = False
+    #: Said at the end, after the match's record (exit 1): we were turned away, but our
+    #: bots that got seats played on, this process serving them to the match's end.
+    said_last: str | None = None
 
 
 async def _run(
@@ -606,7 +609,7 @@ async def _run(
             # until the first round begins (with --json, stdout is the records alone).
             print(f"nerts-p2p: {_lobby_words(me.node, table_name)}", file=sys.stderr)
         try:
-            nursery.start_soon(_watch_events, me.node, me.store, watch, options)
+            nursery.start_soon(_watch_events, me.node, everyone, watch, options)
             for peer in everyone:
                 nursery.start_soon(peer.pilot.run)
             if announcer is not None:
@@ -615,7 +618,8 @@ async def _run(
         finally:
             _leave_if_nothing_played(everyone)
             if watch.turned_away:
-                _leave_unseated(everyone)
+                rnd = me.node.replica.current_round
+                _leave_unseated(everyone, {} if rnd is None else rnd.seat_of)
             if announcer is not None:
                 await announcer.aclose()
             nursery.cancel_scope.cancel()
@@ -632,6 +636,8 @@ async def _run(
     watch.printer.match(network_match_record(watch.finals, target_reached=target_reached))
     if watch.printer.failed is not None:
         raise NetPlayError(f"could not write the output: {watch.printer.failed}")
+    if watch.said_last is not None:
+        raise NetPlayError(watch.said_last)
     return 0
 
 
@@ -647,8 +653,9 @@ async def _until_done(
         if me.pilot.match_over() and len(watch.finals) >= len(replica.rounds):
             # Goodbye from us and our bots, then keep serving the table a little while.
             for peer in everyone:
-                if peer.node.replica.is_member:
-                    peer.node.submit(Leave())
+                replica_of = peer.node.replica
+                if replica_of.is_member and not replica_of.sync.members[replica_of.me].left:
+                    peer.node.submit(Leave())  # (a peer turned away has said it already)
             await trio.sleep(LINGER_MIN)
             with trio.move_on_after(LINGER_MAX - LINGER_MIN):
                 while _others_present(replica, options.silence, node):
@@ -729,15 +736,15 @@ def _leave_if_nothing_played(everyone: list[LocalPeer]) -> None:
             peer.store.end()
 
 
-def _leave_unseated(everyone: list[LocalPeer]) -> None:
+def _leave_unseated(everyone: list[LocalPeer], seated: Container[bytes]) -> None:
     """Turned away from a full table (joiners racing for its last seats): goodbye for us
-    and those of our bots the round has no seat for, so the table does not wait for them
-    at the next round. Our bots that did get a seat go with this process; the table votes
-    them out as silent and plays on (PROTOCOL.md 13)."""
+    and those of our bots the round has no seat for (not in `seated`), so the table does
+    not wait for them at the next round. Our bots that did get a seat stay: this process
+    serves them to the match's end."""
     for peer in everyone:
         replica = peer.node.replica
         if (
-            replica.seat is None
+            replica.me not in seated
             and replica.is_member
             and replica.can_author
             and not replica.sync.members[replica.me].left
@@ -813,9 +820,12 @@ def _silent_participant(
 
 
 async def _watch_events(
-    node: TableNode, store: TableStore | None, watch: _Watch, options: PeerOptions
+    node: TableNode, household: list[LocalPeer], watch: _Watch, options: PeerOptions
 ) -> None:
+    """What the main peer's events say, for the command (`household`: the peers of this
+    process, the main one first, then our bots)."""
     replica = node.replica
+    store = household[0].store
     async for event in node.events:
         if isinstance(event, StableState) and watch.live is not None:
             watch.live.show(replica)
@@ -853,8 +863,25 @@ async def _watch_events(
             and options.headless
             and turned_away(replica, event.round)
         ):
-            watch.error = f"table full: round {event.round} started without a seat for us"
             watch.turned_away = True
+            watch.error = f"table full: round {event.round} started without a seat for us"
+            # Seats as our own replica folded the round's START (a bot's node may take
+            # the START a moment later than ours).
+            in_round = replica.rounds[event.round].seat_of
+            seated = [peer for peer in household if peer.node.replica.me in in_round]
+            if seated:
+                # Our bots that got seats are players of the round: the table waits for
+                # them. Their process stays to serve them to the match's end; only the
+                # unseated of us say goodbye (a table of bots whose host process quit
+                # waited for them until it gave up).
+                _leave_unseated(household, in_round)
+                names = ", ".join(printable_name(p.node.replica.name) for p in seated)
+                bots = f"our bot{'s' if len(seated) > 1 else ''} {names}"
+                plays = "play" if len(seated) > 1 else "plays"
+                print(f"nerts-p2p: {watch.error}; {bots} {plays} on to the match's end",
+                      file=sys.stderr)  # fmt: skip
+                watch.said_last = f"{watch.error}; {bots} played on to the match's end"
+                watch.error = None
 
 
 async def _keep_announcement(announcer: TableAnnouncer, node: TableNode) -> None:

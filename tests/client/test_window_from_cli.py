@@ -133,6 +133,35 @@ def test_host_by_hand_opens_its_lobby_announced_and_starts_the_round(
     assert seen["seats"] == 3
 
 
+def test_spectate_without_headless_watches_the_named_table_in_the_window(
+    headless: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    name = table_name("bywatch")
+    host = Peer(["host", "--name", name, "--seats", "2", "--bots", "1", "--headless", "--json",
+                 "--interface", LO, *FAST_BOTS, *PATIENT])  # fmt: skip
+    seen: dict[str, object] = {}
+
+    def step(app: WindowApp) -> bool:
+        screen = app.screen
+        if isinstance(screen, TableScreen):
+            view = screen.session.view()
+            if view.state is not None and view.state.foundations:  # moves folded live
+                seen["watching"] = view.my_seat is None
+                seen["players"] = len(view.state.seats)
+                return True
+        return False
+
+    watch_frames(monkeypatch, step)
+    try:
+        code = main(["spectate", name, "--as", "eve", "--interface", LO, "--data-dir",
+                     str(tmp_path / "eve"), *PATIENT, *FRAMES])  # fmt: skip
+    finally:
+        host.stop()
+    assert code == 0
+    # In the window (not as text): the table's two players at their moves, and no seat ours.
+    assert seen == {"watching": True, "players": 2}
+
+
 def test_play_with_bots_by_hand_opens_the_practice_table(
     headless: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -40,7 +40,8 @@ async def test_the_command_stops_in_words_when_its_own_peer_is_thrown_out() -> N
     for event in events:
         send.send_nowait(event)
     send.close()
-    await _watch_events(node, None, watch, None)  # type: ignore[arg-type]
+    household = [SimpleNamespace(node=node, store=None)]  # this process: our peer alone
+    await _watch_events(node, household, watch, None)  # type: ignore[arg-type]
     assert watch.error is not None
     assert "thrown out of the table" in watch.error
     assert "copy of this data dir" in watch.error

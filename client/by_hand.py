@@ -23,6 +23,7 @@ from nerts_p2p.game.bots import CASUAL, BotLevel
 from nerts_p2p.game.errors import NertsError
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.net.store import resumable_tables
+from protocol.messages import quoted_name
 
 if TYPE_CHECKING:
     from client.netplay import PeerOptions
@@ -169,13 +170,14 @@ def join_in_window(
         given = passphrase
         if not ad.passphrase and passphrase is not None:
             print(
-                f"nerts-p2p: table {table_name!r} is not private: the passphrase is not needed",
+                f"nerts-p2p: table {quoted_name(table_name)} is not private: the passphrase is "
+                "not needed",
                 file=sys.stderr,
             )
             given = None
         if ad.passphrase and given is None:
             raise NertsError(
-                f"table {table_name!r} is private: give its passphrase with --passphrase"
+                f"table {quoted_name(table_name)} is private: give its passphrase with --passphrase"
             )
         table = await join_table(
             interface,

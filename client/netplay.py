@@ -58,7 +58,7 @@ from nerts_p2p.table.status import (
 from protocol import admission
 from protocol.admission import MAX_SPECTATORS, REFUSAL_WORDS, SPECTATOR_GONE, Refusal
 from protocol.envelope import PROTOCOL_VERSION
-from protocol.messages import PLAYER, SPECTATOR, fit_name, printable_name
+from protocol.messages import PLAYER, SPECTATOR, fit_name, printable_name, quoted_name
 from protocol.signing import SigningKeyPair
 
 from .table_text import seats_text, step_text
@@ -379,20 +379,20 @@ async def find_table(
     if ad is not None and namesakes:
         # Names are chosen by people, not unique: say which one we took.
         print(
-            f"nerts-p2p: {1 + len(namesakes)} tables are named {name!r}; joining the one at "
-            f"{ad.address[0]}:{ad.address[1]} (host {ad.host_fingerprint.hex()})",
+            f"nerts-p2p: {1 + len(namesakes)} tables are named {quoted_name(name)}; joining "
+            f"the one at {ad.address[0]}:{ad.address[1]} (host {ad.host_fingerprint.hex()})",
             file=sys.stderr,
         )
     if ad is None:
         raise NetPlayError(
-            f"no table named {name!r} found on {interface} within {timeout:g} s "
+            f"no table named {quoted_name(name)} found on {interface} within {timeout:g} s "
             "(`nerts-p2p list` shows the tables that are announced; a table is no longer "
             "announced once its match has ended)"
         )
     if ad.protocol_version != PROTOCOL_VERSION:
         raise NetPlayError(
-            f"protocol version mismatch: table {name!r} speaks version {ad.protocol_version}, "
-            f"this program speaks version {PROTOCOL_VERSION}"
+            f"protocol version mismatch: table {quoted_name(name)} speaks version "
+            f"{ad.protocol_version}, this program speaks version {PROTOCOL_VERSION}"
         )
     return ad
 
@@ -423,27 +423,30 @@ async def _join_table(options: PeerOptions, table_name: str, *, role: int, timeo
                 "damaged, so a seat this peer had there cannot be taken back"
             )
         raise NetPlayError(
-            f"table {table_name!r} is full ({ad.seats_taken} of {ad.seats_max} seats taken)" + lost
+            f"table {quoted_name(table_name)} is full ({ad.seats_taken} of {ad.seats_max} "
+            f"seats taken){lost}"
         )
     if role == SPECTATOR and not ad.spectators:
-        raise NetPlayError(f"table {table_name!r} does not welcome spectators")
+        raise NetPlayError(f"table {quoted_name(table_name)} does not welcome spectators")
     if ad.passphrase and options.passphrase is None:
         raise NetPlayError(
-            f"table {table_name!r} is private: give its passphrase with --passphrase"
+            f"table {quoted_name(table_name)} is private: give its passphrase with --passphrase"
         )
     if role == PLAYER and ad.seats_taken + 1 + options.bots > ad.seats_max:
         free = ad.seats_max - ad.seats_taken
         raise NetPlayError(
-            f"table {table_name!r} is full for us: {free} seat(s) free, we need {1 + options.bots}"
+            f"table {quoted_name(table_name)} is full for us: {free} seat(s) free, we need "
+            f"{1 + options.bots}"
         )
     if not ad.passphrase and options.passphrase is not None:
         print(
-            f"nerts-p2p: table {table_name!r} is not private: the passphrase is not needed",
+            f"nerts-p2p: table {quoted_name(table_name)} is not private: the passphrase is not "
+            "needed",
             file=sys.stderr,
         )
     host_address = ad.address
     if host_address[0] == "0.0.0.0":
-        raise NetPlayError(f"table {table_name!r} announced no usable address")
+        raise NetPlayError(f"table {quoted_name(table_name)} announced no usable address")
     header = TableHeader(
         ad.table_id,
         ad.host_fingerprint,
@@ -664,15 +667,15 @@ async def _until_done(
         refused = replica.admission_refused
         if refused is not None:
             if refused == REFUSAL_WORDS[Refusal.WRONG_PASSPHRASE]:
-                watch.error = f"wrong passphrase for table {watch.table_name!r}"
+                watch.error = f"wrong passphrase for table {quoted_name(watch.table_name)}"
             elif refused == REFUSAL_WORDS[Refusal.TABLE_FULL] and replica.role == SPECTATOR:
                 watch.error = (
-                    f"table {watch.table_name!r} has no room for another spectator (at most "
-                    f"{MAX_SPECTATORS} watch at once; one who went away frees a place within "
-                    f"{SPECTATOR_GONE:g} s)"
+                    f"table {quoted_name(watch.table_name)} has no room for another spectator "
+                    f"(at most {MAX_SPECTATORS} watch at once; one who went away frees a place "
+                    f"within {SPECTATOR_GONE:g} s)"
                 )
             else:
-                watch.error = f"table {watch.table_name!r} did not let us in: {refused}"
+                watch.error = f"table {quoted_name(watch.table_name)} did not let us in: {refused}"
             return
         if replica.sync.open_op is None and now - started > HOST_ANSWER_TIMEOUT:
             watch.error = (
@@ -709,11 +712,9 @@ def _lobby_words(node: TableNode, table_name: str) -> str:
     ip, port = node.address
     address = f"port {port} of every interface" if ip == "0.0.0.0" else f"{ip}:{port}"
     if replica.sync.host == replica.me:
-        return f"table {printable_name(table_name)!r} is open on {address}: waiting for players"
+        return f"table {quoted_name(table_name)} is open on {address}: waiting for players"
     doing = "watching" if replica.role == SPECTATOR else "at"
-    return (
-        f"{doing} table {printable_name(table_name)!r} (on {address}): waiting for its next round"
-    )
+    return f"{doing} table {quoted_name(table_name)} (on {address}): waiting for its next round"
 
 
 def _leave_if_nothing_played(everyone: list[LocalPeer]) -> None:

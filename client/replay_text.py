@@ -16,6 +16,7 @@ from pathlib import Path
 from nerts_p2p.net.records import network_match_record
 from nerts_p2p.net.replay import ReplayResult, load_replay
 from nerts_p2p.net.store import StoreError
+from protocol.messages import quoted_name
 
 from .table_text import seats_text, step_text
 
@@ -38,7 +39,7 @@ def _print(result: ReplayResult, *, as_json: bool) -> int:
     replica = result.replica
     findings = 0
     if not as_json:
-        print(f"table {result.name!r} ({result.table.hex()}): {result.ops} signed ops")
+        print(f"table {quoted_name(result.name)} ({result.table.hex()}): {result.ops} signed ops")
         if result.verified:
             print("signatures, chains and clocks: all verified")
     if not result.verified:

@@ -529,6 +529,13 @@ def printable_name(name: str) -> str:
     return " ".join(kept.split())
 
 
+def quoted_name(name: str) -> str:
+    """A table's or a player's name in a sentence: `printable_name`, in quotes. Not `repr`,
+    which doubles a backslash and spells out the joiners of an emoji family as escapes."""
+    shown = printable_name(name)
+    return f'"{shown}"' if "'" in shown else f"'{shown}'"
+
+
 def name_problem(name: str) -> str | None:
     """Why `name` cannot be ours at a table, in words; None if it can: it is printable
     text (`printable_name` leaves it as it is), not empty, and fits the wire."""

@@ -34,7 +34,7 @@ from nerts_p2p.net.transport import open_udp_transport
 from nerts_p2p.table.replica import TableReplica
 from protocol import admission
 from protocol.envelope import PROTOCOL_VERSION
-from protocol.messages import PLAYER, SPECTATOR
+from protocol.messages import PLAYER, SPECTATOR, quoted_name
 from protocol.signing import SigningKeyPair
 
 from .bot_house import BotHouseConfig, BotSeats, practice_bytes
@@ -313,15 +313,17 @@ def why_not_join(ad: TableAd, role: int, *, resuming: bool = False) -> str | Non
     are taking back counts as ours, however full the table looks."""
     if ad.protocol_version != PROTOCOL_VERSION:
         return (
-            f"protocol version mismatch: table {ad.name!r} speaks version "
+            f"protocol version mismatch: table {quoted_name(ad.name)} speaks version "
             f"{ad.protocol_version}, this program speaks version {PROTOCOL_VERSION}"
         )
     if role == PLAYER and ad.full and not resuming:
-        return f"table {ad.name!r} is full ({ad.seats_taken} of {ad.seats_max} seats taken)"
+        return (
+            f"table {quoted_name(ad.name)} is full ({ad.seats_taken} of {ad.seats_max} seats taken)"
+        )
     if role == SPECTATOR and not ad.spectators and not resuming:
-        return f"table {ad.name!r} does not welcome spectators"
+        return f"table {quoted_name(ad.name)} does not welcome spectators"
     if ad.address[0] == ALL_INTERFACES:
-        return f"table {ad.name!r} announced no usable address"
+        return f"table {quoted_name(ad.name)} announced no usable address"
     return None
 
 
@@ -348,7 +350,7 @@ async def join_table(
     if problem is not None:
         raise NetTableError(problem)
     if ad.passphrase and not passphrase:
-        raise NetTableError(f"table {ad.name!r} is private: it needs its passphrase")
+        raise NetTableError(f"table {quoted_name(ad.name)} is private: it needs its passphrase")
     header = TableHeader(
         ad.table_id, ad.host_fingerprint, ad.address, ad.name, player_name, role, port, False
     )

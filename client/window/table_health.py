@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from nerts_p2p.net.node import TableNode
 from nerts_p2p.table.status import everyone_else_left, match_won
+from protocol.messages import quoted_name
 
 
 def why_gone(
@@ -27,8 +28,8 @@ def why_gone(
     refused = replica.admission_refused
     if refused is not None:
         if refused == "wrong passphrase":
-            return f"wrong passphrase for table {table_name!r}"
-        return f"table {table_name!r} did not let us in: {refused}"
+            return f"wrong passphrase for table {quoted_name(table_name)}"
+        return f"table {quoted_name(table_name)} did not let us in: {refused}"
     if replica.sync.open_op is None:
         if waited > host_timeout:
             return (

@@ -24,6 +24,7 @@ from nerts_p2p.net.store import (
 from nerts_p2p.net.transport import Address, AddressInUseError, open_udp_transport
 from nerts_p2p.table.replica import TableReplica
 from protocol import admission
+from protocol.messages import quoted_name
 from protocol.signing import SigningKeyPair, generate_signing_key
 
 
@@ -137,10 +138,10 @@ def rehosting_refusal(
     words ("give its passphrase", "host it again without one")."""
     private = admission.is_private(replica.sync)
     if private and not passphrase_given:
-        return f"table {table_name!r} is private: give {give} to host it again"
+        return f"table {quoted_name(table_name)} is private: give {give} to host it again"
     if not private and passphrase_given:
         return (
-            f"table {table_name!r} was opened without a passphrase and stays open: host it "
-            f"again without {without}, or host a private table under another name"
+            f"table {quoted_name(table_name)} was opened without a passphrase and stays open: "
+            f"host it again without {without}, or host a private table under another name"
         )
     return None

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable
 from nerts_p2p.net.store import StoreError, TableStore
 from nerts_p2p.table.replica import TableReplica
 from protocol.errors import RemoteProtocolError
-from protocol.messages import Kind, Op, decode
+from protocol.messages import Kind, Op, decode, quoted_name
 from protocol.signing import SigningKeyPair
 
 
@@ -55,8 +55,8 @@ def resume_replica(
         # player's) or removed (a new key made). Resumed, this peer would wait for ever for
         # a chain that is not its own, or play under someone else's name.
         raise StoreError(
-            f"the store of table {header.name!r} holds ops signed by another key than this "
-            "data dir's identity (was its identity file replaced or removed?): put that "
+            f"the store of table {quoted_name(header.name)} holds ops signed by another key "
+            "than this data dir's identity (was its identity file replaced or removed?): put that "
             "identity back to take the seat again, or use another --data-dir"
         )
     replica = TableReplica.restore(

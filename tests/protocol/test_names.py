@@ -7,7 +7,7 @@ import pytest
 
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.table.replica import TableReplica
-from protocol.messages import NAME_MAX_BYTES, fit_name, name_problem, printable_name
+from protocol.messages import NAME_MAX_BYTES, fit_name, name_problem, printable_name, quoted_name
 from protocol.signing import SigningKeyPair
 from tools.mesh import seeded_bytes
 
@@ -20,6 +20,14 @@ def test_a_derived_name_keeps_its_suffix_and_shortens_the_base_by_whole_characte
     assert len(fitted.encode()) <= NAME_MAX_BYTES
     assert name_problem(fitted) is None
     assert fit_name("kitchen", "-guest") == "kitchen-guest"  # short names are left alone
+
+
+def test_a_name_in_a_sentence_reads_as_it_was_typed() -> None:
+    family = "\U0001f468\u200d\U0001f469\u200d\U0001f467"  # one emoji, joined by ZWJs
+    assert quoted_name(family) == f"'{family}'"  # repr spelled out its joiners as escapes
+    assert quoted_name("back\\slash") == "'back\\slash'"  # one backslash, not two
+    assert quoted_name("bob's") == '"bob\'s"'
+    assert quoted_name("a\x1b[2Jb") == "'a[2Jb'"  # still no terminal escapes
 
 
 def test_what_is_printed_of_a_name_cannot_drive_a_terminal() -> None:

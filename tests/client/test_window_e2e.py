@@ -15,7 +15,7 @@ import struct
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -113,7 +113,13 @@ def screen_pixel(display: str, x: int, y: int) -> tuple[int, int, int]:
     return (b2, b1, b0) if byte_order == 0 else (b1, b2, b3)
 
 
-def _start_window(display: str, home: Path, *extra: str) -> tuple[subprocess.Popen[str], str]:
+#: The window's own command, as the e2e tests open it unless they say another.
+WINDOW = ("window", "--players", "4", "--level", "novice")
+
+
+def _start_window(
+    display: str, home: Path, *extra: str, command: Sequence[str] = WINDOW
+) -> tuple[subprocess.Popen[str], str]:
     config = home / "config"
     config.mkdir(parents=True)
     (config / "settings.json").write_text(
@@ -133,11 +139,7 @@ def _start_window(display: str, home: Path, *extra: str) -> tuple[subprocess.Pop
             sys.executable,
             "-m",
             "client.cli",
-            "window",
-            "--players",
-            "4",
-            "--level",
-            "novice",
+            *command,
             *extra,
         ],
         cwd=ROOT,
@@ -411,6 +413,32 @@ def test_a_spectator_window_follows_a_headless_match_over_the_network(
             window = _key_to_program(
                 xserver, window, process, "space"
             )  # a spectator's keys move nothing
+        finally:
+            _finish(xserver, window, process)
+    finally:
+        match.kill()
+        match.wait(timeout=30)
+
+
+def test_spectate_without_headless_opens_a_real_window_at_the_named_table(
+    xserver: str, tmp_path: Path
+) -> None:
+    """`nerts-p2p spectate NAME` on a display: the window opens straight at that table (no
+    menus on the way) and follows its rounds; leaving it goes to the start screen."""
+    name = f"e2eby{os.getpid()}"
+    match = subprocess.Popen(
+        [sys.executable, "-m", "client.cli", "host", "--name", name, "--seats", "2", "--bots",
+         "1", "--headless", "--nerts-size", "6", "--bot-pace", "0.25", "--silence", "60",
+         "--interface", "127.0.0.1", "--data-dir", str(tmp_path / "match")],
+        cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        command = ("spectate", name, "--interface", "127.0.0.1", "--silence", "60")
+        process, window = _start_window(xserver, tmp_path / "home", command=command)
+        try:
+            first = _wait_for_title(xserver, window, "Nerts - round", ending="(watching)")
+            number = int(first.split()[3])
+            _wait_for_title(xserver, window, f"Nerts - round {number + 1}", ending="(watching)")
         finally:
             _finish(xserver, window, process)
     finally:

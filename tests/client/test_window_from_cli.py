@@ -57,6 +57,16 @@ def watch_frames(monkeypatch: pytest.MonkeyPatch, step: Step) -> list[WindowApp]
     return apps
 
 
+def run_beside(monkeypatch: pytest.MonkeyPatch, step: Step, argv: list[str], peer: Peer) -> int:
+    """The command `argv`, its window looked at by `step`, beside `peer` (a headless peer
+    of the table, stopped afterwards): its exit code."""
+    watch_frames(monkeypatch, step)
+    try:
+        return main(argv)
+    finally:
+        peer.stop()
+
+
 def press(app: WindowApp, key: int) -> None:
     event = pygame.event.Event(pygame.KEYDOWN, key=key, unicode="", mod=0, scancode=0)
     app.screen.handle(event, time.monotonic())
@@ -82,13 +92,8 @@ def test_join_by_hand_opens_the_window_at_the_named_table_and_plays_there(
             return True
         return False
 
-    watch_frames(monkeypatch, step)
-    try:
-        code = main(["join", name, "--as", "bob", "--interface", LO, "--data-dir",
-                     str(tmp_path / "bob"), *PATIENT, *FRAMES])  # fmt: skip
-    finally:
-        host.stop()
-    assert code == 0
+    argv = ["join", name, "--as", "bob", "--interface", LO, "--data-dir", str(tmp_path / "bob")]
+    assert run_beside(monkeypatch, step, [*argv, *PATIENT, *FRAMES], host) == 0
     assert seen["lobby"] == (name, [(name, False, True), ("bob", True, False)])
     assert seen.get("table") is not None, "the round was dealt with us at a seat"
 
@@ -151,13 +156,8 @@ def test_spectate_without_headless_watches_the_named_table_in_the_window(
                 return True
         return False
 
-    watch_frames(monkeypatch, step)
-    try:
-        code = main(["spectate", name, "--as", "eve", "--interface", LO, "--data-dir",
-                     str(tmp_path / "eve"), *PATIENT, *FRAMES])  # fmt: skip
-    finally:
-        host.stop()
-    assert code == 0
+    argv = ["spectate", name, "--as", "eve", "--interface", LO, "--data-dir", str(tmp_path / "eve")]
+    assert run_beside(monkeypatch, step, [*argv, *PATIENT, *FRAMES], host) == 0
     # In the window (not as text): the table's two players at their moves, and no seat ours.
     assert seen == {"watching": True, "players": 2}
 

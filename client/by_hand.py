@@ -22,8 +22,6 @@ from typing import TYPE_CHECKING, Final
 from nerts_p2p.game.bots import CASUAL, BotLevel
 from nerts_p2p.game.errors import NertsError
 from nerts_p2p.game.rules import Rules
-from nerts_p2p.net.store import resumable_tables
-from protocol.messages import quoted_name
 
 if TYPE_CHECKING:
     from client.netplay import PeerOptions
@@ -64,9 +62,7 @@ def with_match_rounds(rules: Rules, rounds: int | None) -> Rules:
     """`--rounds K` for a table played in the window: the table's own match length (every
     peer then ends the match after round K, with a winner), `--match-rounds K`."""
     if rounds is None:
-        return rules
-    if rounds < 1:
-        raise NertsError(f"--rounds must be at least 1, got {rounds}")
+        return rules  # (K >= 1 was checked with the other numbers, `cli._check_timing`)
     if rules.match_rounds and rules.match_rounds != rounds:
         raise NertsError(
             f"--rounds {rounds} and --match-rounds {rules.match_rounds} disagree: give one"
@@ -109,8 +105,6 @@ def _in_the_window(
     except (NertsError, OSError) as exc:
         print(f"nerts-p2p: {exc}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        return 130
     return 0
 
 
@@ -157,42 +151,32 @@ def join_in_window(
     you say you are ready; a table this data dir was at and did not finish, its seat taken
     back. `player_name`: None for the window's own (its settings). `no_window(why)`: what
     to do where no window can open (a spectator follows the table as text)."""
-    from client.netplay import find_table
+    from client.netplay import find_table, passphrase_for
     from client.window.net_open import join_table
 
-    interface, data_dir, passphrase = options.interface, options.data_dir, options.passphrase
-
     async def opening(app: WindowApp) -> NetworkTable:
-        ours = set()
-        if data_dir is not None:
-            ours = {store.header.table for store in resumable_tables(data_dir) if store.header}
-        ad = await find_table(interface, table_name, timeout, role=role, ours=ours)
-        given = passphrase
-        if not ad.passphrase and passphrase is not None:
-            print(
-                f"nerts-p2p: table {quoted_name(table_name)} is not private: the passphrase is "
-                "not needed",
-                file=sys.stderr,
-            )
-            given = None
-        if ad.passphrase and given is None:
-            raise NertsError(
-                f"table {quoted_name(table_name)} is private: give its passphrase with --passphrase"
-            )
+        ad = await find_table(
+            options.interface, table_name, timeout, role=role, data_dir=options.data_dir
+        )
+        given = passphrase_for(ad, table_name, options.passphrase)
         table = await join_table(
-            interface,
+            options.interface,
             ad,
             player_name=player_name or app.settings.name,
             role=role,
             passphrase=given or "",
-            data_dir=data_dir,
+            data_dir=options.data_dir,
             port=options.port,
         )
         table.silence = options.silence
         return table
 
     return _in_the_window(
-        opening, interface=interface, data_dir=data_dir, max_frames=max_frames, no_window=no_window
+        opening,
+        interface=options.interface,
+        data_dir=options.data_dir,
+        max_frames=max_frames,
+        no_window=no_window,
     )
 
 

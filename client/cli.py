@@ -482,18 +482,21 @@ def _cmd_join(args: argparse.Namespace) -> int:
 
     if not args.headless:
         by_hand.refuse_headless_options(args, "join")
-        return _join_in_window(args, PLAYER)
     # A table's name may take all 32 bytes: the guest's is shortened to fit.
     options = _peer_options(args, _own_name(args, fit_name(args.table, "-guest")))
+    if not args.headless:
+        return _join_in_window(args, options, PLAYER)
     return run_command(lambda: join_table(options, args.table, role=PLAYER, timeout=args.timeout))
 
 
 def _join_in_window(
-    args: argparse.Namespace, role: int, as_text: Callable[[str], int] | None = None
+    args: argparse.Namespace,
+    options: PeerOptions,
+    role: int,
+    as_text: Callable[[str], int] | None = None,
 ) -> int:
-    """`join` or `spectate` by hand: the window at the named table (`client.by_hand`)."""
-    # The window's own name (its settings) unless --as says another.
-    options = _peer_options(args, _own_name(args, "you"))
+    """`join` or `spectate` by hand: the window at the named table (`client.by_hand`),
+    where we go by the window's own name (its settings) unless --as says another."""
     return by_hand.join_in_window(
         options,
         args.table,
@@ -521,7 +524,7 @@ def _cmd_spectate(args: argparse.Namespace) -> int:
 
     if args.headless or args.json:
         return as_text()
-    return _join_in_window(args, SPECTATOR, as_text)
+    return _join_in_window(args, options, SPECTATOR, as_text)
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:

@@ -50,6 +50,7 @@ from nerts_p2p.table.replica import (
 from nerts_p2p.table.round import ReplicatedRound
 from nerts_p2p.table.status import (
     everyone_else_left,
+    has_left,
     seats_taken,
     silences_counted,
     too_few_to_play_on,
@@ -370,8 +371,15 @@ async def find_table(
     timeout: float,
     *,
     role: int = PLAYER,
-    ours: Container[bytes] = frozenset(),
+    data_dir: Path | None = None,
 ) -> TableAd:
+    """The table announced as `name` (of namesakes, the likeliest: one `data_dir` was at
+    first), or a `NetPlayError` in words: none found, another protocol version."""
+    ours = (
+        set()
+        if data_dir is None
+        else {store.header.table for store in resumable_tables(data_dir) if store.header}
+    )
     async with TableBrowser(interface) as browser:
         first = await browser.wait_for(name, timeout)
         namesakes = [t for t in browser.tables.values() if same_name(t.name, name) and t != first]
@@ -397,18 +405,32 @@ async def find_table(
     return ad
 
 
+def passphrase_for(ad: TableAd, table_name: str, given: str | None) -> str | None:
+    """The passphrase to join the announced table with: a private one needs it (else a
+    `NetPlayError` in words); for an open one it is needless, and said to be (None)."""
+    if ad.passphrase and given is None:
+        raise NetPlayError(
+            f"table {quoted_name(table_name)} is private: give its passphrase with --passphrase"
+        )
+    if not ad.passphrase and given is not None:
+        print(
+            f"nerts-p2p: table {quoted_name(table_name)} is not private: the passphrase is not "
+            "needed",
+            file=sys.stderr,
+        )
+        return None
+    return given
+
+
 async def join_table(options: PeerOptions, table_name: str, *, role: int, timeout: float) -> int:
     with _household_locked(options):
         return await _join_table(options, table_name, role=role, timeout=timeout)
 
 
 async def _join_table(options: PeerOptions, table_name: str, *, role: int, timeout: float) -> int:
-    ours = (
-        set()
-        if options.data_dir is None
-        else {store.header.table for store in resumable_tables(options.data_dir) if store.header}
+    ad = await find_table(
+        options.interface, table_name, timeout, role=role, data_dir=options.data_dir
     )
-    ad = await find_table(options.interface, table_name, timeout, role=role, ours=ours)
     earlier = None if options.data_dir is None else TableStore.open(options.data_dir, ad.table_id)
     if earlier is not None and earlier.header is not None and not earlier.ended:
         # We were at this table when this peer stopped: take our seat back.
@@ -428,21 +450,12 @@ async def _join_table(options: PeerOptions, table_name: str, *, role: int, timeo
         )
     if role == SPECTATOR and not ad.spectators:
         raise NetPlayError(f"table {quoted_name(table_name)} does not welcome spectators")
-    if ad.passphrase and options.passphrase is None:
-        raise NetPlayError(
-            f"table {quoted_name(table_name)} is private: give its passphrase with --passphrase"
-        )
+    passphrase_for(ad, table_name, options.passphrase)  # refuses, or says it is needless
     if role == PLAYER and ad.seats_taken + 1 + options.bots > ad.seats_max:
         free = ad.seats_max - ad.seats_taken
         raise NetPlayError(
             f"table {quoted_name(table_name)} is full for us: {free} seat(s) free, we need "
             f"{1 + options.bots}"
-        )
-    if not ad.passphrase and options.passphrase is not None:
-        print(
-            f"nerts-p2p: table {quoted_name(table_name)} is not private: the passphrase is not "
-            "needed",
-            file=sys.stderr,
         )
     host_address = ad.address
     if host_address[0] == "0.0.0.0":
@@ -583,7 +596,8 @@ class _Watch:
     error: str | None = None
     #: a spectator's moves as text (not with --json: its lines are the players' lines)
     live: LiveMoves | None = None
-    #: a round began without a seat for us at a full table ("table full")
+    #: a round began without a seat for us or any of our bots at a full table ("table
+    #: full"): the command's ending says goodbye for us all
     turned_away: bool = False
     #: Said at the end, after the match's record (exit 1): we were turned away, but our
     #: bots that got seats played on, this process serving them to the match's end.
@@ -656,8 +670,7 @@ async def _until_done(
         if me.pilot.match_over() and len(watch.finals) >= len(replica.rounds):
             # Goodbye from us and our bots, then keep serving the table a little while.
             for peer in everyone:
-                replica_of = peer.node.replica
-                if replica_of.is_member and not replica_of.sync.members[replica_of.me].left:
+                if peer.node.replica.is_member and not has_left(peer.node.replica):
                     peer.node.submit(Leave())  # (a peer turned away has said it already)
             await trio.sleep(LINGER_MIN)
             with trio.move_on_after(LINGER_MAX - LINGER_MIN):
@@ -748,7 +761,7 @@ def _leave_unseated(everyone: list[LocalPeer], seated: Container[bytes]) -> None
             replica.me not in seated
             and replica.is_member
             and replica.can_author
-            and not replica.sync.members[replica.me].left
+            and not has_left(replica)
         ):
             peer.node.apply_intent(Leave())
             if peer.store is not None:
@@ -862,27 +875,35 @@ async def _watch_events(
             and event.seat is None
             and replica.role == PLAYER
             and options.headless
+            and not has_left(replica)  # (turned away before, with a bot of ours seated)
             and turned_away(replica, event.round)
         ):
-            watch.turned_away = True
-            watch.error = f"table full: round {event.round} started without a seat for us"
-            # Seats as our own replica folded the round's START (a bot's node may take
-            # the START a moment later than ours).
-            in_round = replica.rounds[event.round].seat_of
-            seated = [peer for peer in household if peer.node.replica.me in in_round]
-            if seated:
-                # Our bots that got seats are players of the round: the table waits for
-                # them. Their process stays to serve them to the match's end; only the
-                # unseated of us say goodbye (a table of bots whose host process quit
-                # waited for them until it gave up).
-                _leave_unseated(household, in_round)
-                names = ", ".join(printable_name(p.node.replica.name) for p in seated)
-                bots = f"our bot{'s' if len(seated) > 1 else ''} {names}"
-                plays = "play" if len(seated) > 1 else "plays"
-                print(f"nerts-p2p: {watch.error}; {bots} {plays} on to the match's end",
-                      file=sys.stderr)  # fmt: skip
-                watch.said_last = f"{watch.error}; {bots} played on to the match's end"
-                watch.error = None
+            _turned_away(replica, event.round, household, watch)
+
+
+def _turned_away(
+    replica: TableReplica, number: int, household: list[LocalPeer], watch: _Watch
+) -> None:
+    """Round `number` began at a full table without a seat for us. With none of our bots
+    seated either, the command stops ("table full"; its ending says goodbye for us all).
+    Bots of ours that got seats are players of the round, whom the table waits for: only
+    the unseated of us say goodbye now, and this process serves the seated to the match's
+    end (a table of bots whose process quit waited for them until it gave up)."""
+    full = f"table full: round {number} started without a seat for us"
+    # Seats as our own replica folded the START (a bot's node may fold it a moment later).
+    in_round = replica.rounds[number].seat_of
+    seated = [p.node.replica for p in household if p.node.replica.me in in_round]
+    if not seated:
+        watch.error = full
+        watch.turned_away = True
+        return
+    _leave_unseated(household, in_round)
+    names = ", ".join(printable_name(bot.name) for bot in seated)
+    bots, plays = (
+        (f"our bots {names}", "play") if len(seated) > 1 else (f"our bot {names}", "plays")
+    )
+    print(f"nerts-p2p: {full}; {bots} {plays} on to the match's end", file=sys.stderr)
+    watch.said_last = f"{full}; {bots} played on to the match's end"
 
 
 async def _keep_announcement(announcer: TableAnnouncer, node: TableNode) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from nerts_p2p.net.node import TableNode
 from nerts_p2p.table.status import everyone_else_left, match_won
+from protocol.admission import REFUSAL_WORDS, Refusal
 from protocol.messages import quoted_name
 
 
@@ -27,7 +28,7 @@ def why_gone(
     replica = node.replica
     refused = replica.admission_refused
     if refused is not None:
-        if refused == "wrong passphrase":
+        if refused == REFUSAL_WORDS[Refusal.WRONG_PASSPHRASE]:
             return f"wrong passphrase for table {quoted_name(table_name)}"
         return f"table {quoted_name(table_name)} did not let us in: {refused}"
     if replica.sync.open_op is None:

@@ -602,6 +602,8 @@ class _Watch:
     #: Said at the end, after the match's record (exit 1): we were turned away, but our
     #: bots that got seats played on, this process serving them to the match's end.
     said_last: str | None = None
+    #: "admitted" is said (or needs no saying: with --json, or a member from the start)
+    admitted_said: bool = True
 
 
 async def _run(
@@ -625,6 +627,7 @@ async def _run(
             # A person at a terminal sees that something is going on: nothing else comes
             # until the first round begins (with --json, stdout is the records alone).
             print(f"nerts-p2p: {_lobby_words(me.node, table_name)}", file=sys.stderr)
+            watch.admitted_said = me.node.replica.is_member or me.node.resume_target > 0
         try:
             nursery.start_soon(_watch_events, me.node, everyone, watch, options)
             for peer in everyone:
@@ -677,6 +680,9 @@ async def _until_done(
                 while _others_present(replica, options.silence, node):
                     await trio.sleep(0.1)
             return
+        if not watch.admitted_said and replica.is_member:
+            watch.admitted_said = True
+            print(f"nerts-p2p: {_admitted_words(replica, watch.table_name)}", file=sys.stderr)
         refused = replica.admission_refused
         if refused is not None:
             if refused == REFUSAL_WORDS[Refusal.WRONG_PASSPHRASE]:
@@ -720,14 +726,26 @@ async def _until_done(
 
 
 def _lobby_words(node: TableNode, table_name: str) -> str:
-    """What this peer is waiting for when it starts, in words."""
+    """What this peer is doing when it starts, in words: a host has opened its table; a
+    joiner is asking to be let in (it used to say it was at the table, waiting for its next
+    round, and then that its passphrase was wrong); a restarted one is back."""
     replica = node.replica
     ip, port = node.address
     address = f"port {port} of every interface" if ip == "0.0.0.0" else f"{ip}:{port}"
+    name = quoted_name(table_name)
     if replica.sync.host == replica.me:
-        return f"table {quoted_name(table_name)} is open on {address}: waiting for players"
-    doing = "watching" if replica.role == SPECTATOR else "at"
-    return f"{doing} table {quoted_name(table_name)} (on {address}): waiting for its next round"
+        return f"table {name} is open on {address}: waiting for players"
+    if replica.is_member or node.resume_target:
+        return f"back at table {name} (from {address}): catching up"
+    doing = "watch" if replica.role == SPECTATOR else "join"
+    return f"asking to {doing} table {name} (from {address})"
+
+
+def _admitted_words(replica: TableReplica, table_name: str) -> str:
+    """Said once the host has let us in (our JOIN is in the table's log)."""
+    if replica.role == SPECTATOR:
+        return f"watching table {quoted_name(table_name)}"
+    return f"at table {quoted_name(table_name)}: waiting for its next round"
 
 
 def _leave_if_nothing_played(everyone: list[LocalPeer]) -> None:

@@ -136,9 +136,17 @@ def announce_addresses(interface: str) -> list[bytes]:
     return [socket.inet_aton(a) for a in found] or [socket.inet_aton("127.0.0.1")]
 
 
-def _open_zeroconf(interface: str) -> Zeroconf:
+def _open_zeroconf(interface: str, *, unicast: bool = False) -> Zeroconf:
+    """Zeroconf on `interface` only. `unicast`: the asker of `TableBrowser`, on a port of
+    its own rather than 5353. A question asked from 5353 may be answered to 5353 by
+    unicast (RFC 6762 5.4: the QU bit, which python-zeroconf sets on a browser's first
+    query), and the kernel hands such a datagram to just one of the sockets that share
+    5353 on this machine (every other peer, browser or mDNS daemon here): often not the
+    one that asked, which then sees a table only at its next question, a second later.
+    A question from any other port is answered to that port (RFC 6762 6.7), so the asker
+    sees every table that is already announced at once."""
     try:
-        return Zeroconf(interfaces=zeroconf_interfaces(interface))
+        return Zeroconf(interfaces=zeroconf_interfaces(interface), unicast=unicast)
     except OSError as exc:
         if exc.errno in (errno.ENODEV, errno.EADDRNOTAVAIL):
             # As the UDP socket says it (transport.py): no interface has this address.
@@ -233,24 +241,39 @@ class TableBrowser:
         self.interface = interface
         self.tables: dict[str, TableAd] = {}
         self._listener = _Names()
+        #: On port 5353 with the other mDNS stacks of this machine: hears what tables
+        #: multicast (announcements, updates as seats fill, goodbyes).
         self._zc: Zeroconf | None = None
-        self._browser: ServiceBrowser | None = None
+        #: Asks from a port of its own, so every answer comes back to it (`_open_zeroconf`).
+        self._asker: Zeroconf | None = None
+        self._browsers: list[ServiceBrowser] = []
 
     async def __aenter__(self) -> TableBrowser:
-        def start() -> tuple[Zeroconf, ServiceBrowser]:
+        def start() -> tuple[Zeroconf, Zeroconf, list[ServiceBrowser]]:
             zc = _open_zeroconf(self.interface)
-            return zc, ServiceBrowser(zc, SERVICE_TYPE, listener=self._listener)
+            try:
+                asker = _open_zeroconf(self.interface, unicast=True)
+            except BaseException:
+                zc.close()
+                raise
+            browsers = [
+                ServiceBrowser(zc, SERVICE_TYPE, listener=self._listener),
+                ServiceBrowser(asker, SERVICE_TYPE, listener=self._listener),
+            ]
+            return zc, asker, browsers
 
-        self._zc, self._browser = await trio.to_thread.run_sync(start)
+        self._zc, self._asker, self._browsers = await trio.to_thread.run_sync(start)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        zc, browser = self._zc, self._browser
-        if zc is None or browser is None:
+        zc, asker, browsers = self._zc, self._asker, self._browsers
+        if zc is None or asker is None:
             return
 
         def stop() -> None:
-            browser.cancel()
+            for browser in browsers:
+                browser.cancel()
+            asker.close()
             zc.close()
 
         with trio.CancelScope(shield=True):
@@ -258,8 +281,9 @@ class TableBrowser:
 
     async def poll(self) -> dict[str, TableAd]:
         """Resolve what changed since the last poll; returns every table seen now."""
-        zc = self._zc
+        zc, asker = self._zc, self._asker
         assert zc is not None, "use TableBrowser as an async context manager"
+        assert asker is not None
         with self._listener.lock:
             names = set(self._listener.names)
             changed, self._listener.changed = self._listener.changed, set()
@@ -267,7 +291,7 @@ class TableBrowser:
             del self.tables[gone]
         unresolved: set[str] = set()
         for name in changed & names:
-            ad = await trio.to_thread.run_sync(_resolve, zc, name)
+            ad = await trio.to_thread.run_sync(_resolve, zc, asker, name)
             if isinstance(ad, _Unanswered):
                 # No answer in time (a host busy playing, a lost datagram): look again next
                 # poll, else a table missed once stays unseen until its announcement changes.
@@ -306,8 +330,13 @@ class _Unanswered:
 UNANSWERED: Final = _Unanswered()
 
 
-def _resolve(zc: Zeroconf, name: str) -> TableAd | _Unanswered | None:
-    info = zc.get_service_info(SERVICE_TYPE, name, timeout=1000)
+def _resolve(zc: Zeroconf, asker: Zeroconf, name: str) -> TableAd | _Unanswered | None:
+    """The table `name` stands for: as it last multicast itself, if `zc` heard it (its
+    updates come that way, so this is the freshest); else as it answers `asker` now."""
+    cached = ServiceInfo(SERVICE_TYPE, name)
+    info = cached if cached.load_from_cache(zc) else None
+    if info is None:
+        info = asker.get_service_info(SERVICE_TYPE, name, timeout=1000)
     if info is None:
         return UNANSWERED
     if info.port is None:

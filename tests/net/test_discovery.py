@@ -103,6 +103,32 @@ async def test_the_announcement_is_withdrawn_when_the_match_ends() -> None:
         assert all(t.name != name for t in (await browser.poll()).values())
 
 
+async def test_a_table_announced_before_the_browser_started_is_found_by_asking() -> None:
+    """`list`, `join` and the window's table list start after the tables they look for are
+    announced. The browser's first question used to be asked from port 5353 with the QU
+    bit, and answered by unicast to 5353 of this machine, where the kernel gives it to one
+    of the sockets on that port: with another mDNS stack beside (another peer, a daemon),
+    often not the browser's, which then saw the table only at its next question, a
+    second later (`list --timeout 1` said "no tables found"). Its asker asks from a port of
+    its own: here it alone finds the table, the browser on 5353 stopped."""
+    ad = TableAd(
+        table_name(), ("127.0.0.1", 4000), PROTOCOL_VERSION, b"t" * 8, b"h" * 8, 1, 4,
+        "lobby", False, True,
+    )  # fmt: skip
+    beside = await trio.to_thread.run_sync(discovery._open_zeroconf, "127.0.0.1")
+    announcer = discovery.TableAnnouncer("127.0.0.1", ad)
+    try:
+        await announcer.open()
+        async with TableBrowser("127.0.0.1") as browser:
+            on_5353, _asker = browser._browsers
+            await trio.to_thread.run_sync(on_5353.cancel)  # what it hears plays no part
+            found = await browser.wait_for(ad.name, 10)
+        assert found == ad
+    finally:
+        await announcer.aclose()
+        await trio.to_thread.run_sync(beside.close)
+
+
 def test_a_txt_record_missing_a_key_or_malformed_is_not_a_table() -> None:
     good = TableAd("x", ("127.0.0.1", 5), 1, b"a" * 8, b"b" * 8, 1, 4, "lobby", False, True)
     txt = {k.encode(): v.encode() for k, v in good.txt().items()}
@@ -150,9 +176,9 @@ async def test_a_table_whose_records_came_late_is_looked_up_again(
         spectators=True,
     )
     answers: list[object] = [discovery.UNANSWERED, discovery.UNANSWERED, ad]
-    monkeypatch.setattr(discovery, "_resolve", lambda zc, name: answers.pop(0))
+    monkeypatch.setattr(discovery, "_resolve", lambda zc, asker, name: answers.pop(0))
     browser = TableBrowser("127.0.0.1")
-    browser._zc = object()  # type: ignore[assignment]  # _resolve is replaced: never used
+    browser._zc = browser._asker = object()  # type: ignore[assignment]  # _resolve is replaced: never used
     browser._listener.add_service(None, SERVICE_TYPE, "late._nerts._udp.local.")  # type: ignore[arg-type]
     assert await browser.poll() == {}
     assert await browser.poll() == {}

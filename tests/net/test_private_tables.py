@@ -40,12 +40,18 @@ def test_a_private_table_lets_in_the_passphrase_and_refuses_the_rest() -> None:
         )
         peeking = nerts(["spectate", name, "--passphrase", "owls", "--json", *LO])
         bare = nerts(["join", name, "--headless", *LO, *FAST_JOIN])
-        for proc in (wrong, peeking):
+        for proc, doing in ((wrong, "join"), (peeking, None)):
             code, out, err = finish(proc, timeout=REFUSED_WITHIN)
             assert code == 1
             assert f"wrong passphrase for table {name!r}" in err
             assert out == ""  # nothing of the table was shown
             assert "Traceback" not in err
+            # Never said to be at the table it was refused (it used to say "at table ...:
+            # waiting for its next round" first).
+            assert " at table" not in err
+            assert "waiting" not in err
+            if doing is not None:  # (with --json stderr has no such words)
+                assert f"asking to {doing} table {name!r}" in err
         code, out, err = finish(bare, timeout=REFUSED_WITHIN)
         assert code == 1
         assert f"table {name!r} is private" in err
@@ -120,7 +126,9 @@ def test_a_passphrase_given_for_a_public_table_is_said_to_be_needless() -> None:
     code, _, err = finish(nerts([*joiner, *LO, *FAST_JOIN]))
     assert code == 0, err
     assert f"table {name!r} is not private: the passphrase is not needed" in err
-    assert f"at table {name!r} (on 127.0.0.1:" in err
+    # First that it asks to be let in, then, once let in, that it is at the table.
+    asking = err.index(f"asking to join table {name!r} (from 127.0.0.1:")
+    assert err.index(f"at table {name!r}: waiting for its next round") > asking
     code, _, err = finish(host)
     assert code == 0, err
     assert f"table {name!r} is open on 127.0.0.1:" in err

@@ -87,6 +87,8 @@ MAX_REPLAY_BYTES: Final = 256 * 2**20
 def load_replay(path: Path) -> ReplayResult:
     """Verify every op of a replay file and fold it. Raises `StoreError` in plain words for
     a file that is not a replay or is damaged."""
+    if path.is_dir():
+        raise StoreError(f"{path} is a folder: give one replay file in it (*.nrp)")
     if not path.is_file():
         raise StoreError(f"{path} does not exist or is not a file")
     try:

@@ -66,6 +66,9 @@ def test_a_damaged_replay_is_refused_in_plain_words(
     code, _, err = finish(nerts(["replay", str(tmp_path / "absent.nrp")]))
     assert code == 1
     assert "does not exist" in err
+    code, _, err = finish(nerts(["replay", str(tmp_path)]))  # the replays folder itself
+    assert code == 1
+    assert f"{tmp_path} is a folder: give one replay file in it" in err
 
 
 def test_a_forged_op_in_a_well_formed_file_fails_verification(

@@ -602,8 +602,8 @@ class _Watch:
     #: Said at the end, after the match's record (exit 1): we were turned away, but our
     #: bots that got seats played on, this process serving them to the match's end.
     said_last: str | None = None
-    #: "admitted" is said (or needs no saying: with --json, or a member from the start)
-    admitted_said: bool = True
+    #: We said we are asking to be let in: say so once we are (our JOIN is delivered).
+    admission_pending: bool = False
 
 
 async def _run(
@@ -627,7 +627,7 @@ async def _run(
             # A person at a terminal sees that something is going on: nothing else comes
             # until the first round begins (with --json, stdout is the records alone).
             print(f"nerts-p2p: {_lobby_words(me.node, table_name)}", file=sys.stderr)
-            watch.admitted_said = me.node.replica.is_member or me.node.resume_target > 0
+            watch.admission_pending = _asking_in(me.node)
         try:
             nursery.start_soon(_watch_events, me.node, everyone, watch, options)
             for peer in everyone:
@@ -680,8 +680,8 @@ async def _until_done(
                 while _others_present(replica, options.silence, node):
                     await trio.sleep(0.1)
             return
-        if not watch.admitted_said and replica.is_member:
-            watch.admitted_said = True
+        if watch.admission_pending and replica.is_member:
+            watch.admission_pending = False
             print(f"nerts-p2p: {_admitted_words(replica, watch.table_name)}", file=sys.stderr)
         refused = replica.admission_refused
         if refused is not None:
@@ -735,10 +735,16 @@ def _lobby_words(node: TableNode, table_name: str) -> str:
     name = quoted_name(table_name)
     if replica.sync.host == replica.me:
         return f"table {name} is open on {address}: waiting for players"
-    if replica.is_member or node.resume_target:
+    if not _asking_in(node):
         return f"back at table {name} (from {address}): catching up"
     doing = "watch" if replica.role == SPECTATOR else "join"
     return f"asking to {doing} table {name} (from {address})"
+
+
+def _asking_in(node: TableNode) -> bool:
+    """A newcomer, still to be let in: not a member yet, and not a restarted peer whose
+    store holds its own JOIN (it is let in again as that JOIN is delivered)."""
+    return not node.replica.is_member and node.resume_target == 0
 
 
 def _admitted_words(replica: TableReplica, table_name: str) -> str:

@@ -333,10 +333,12 @@ UNANSWERED: Final = _Unanswered()
 def _resolve(zc: Zeroconf, asker: Zeroconf, name: str) -> TableAd | _Unanswered | None:
     """The table `name` stands for: as it last multicast itself, if `zc` heard it (its
     updates come that way, so this is the freshest); else as it answers `asker` now."""
-    cached = ServiceInfo(SERVICE_TYPE, name)
-    info = cached if cached.load_from_cache(zc) else None
-    if info is None:
-        info = asker.get_service_info(SERVICE_TYPE, name, timeout=1000)
+    heard = ServiceInfo(SERVICE_TYPE, name)
+    info = (
+        heard
+        if heard.load_from_cache(zc)
+        else asker.get_service_info(SERVICE_TYPE, name, timeout=1000)
+    )
     if info is None:
         return UNANSWERED
     if info.port is None:

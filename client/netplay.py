@@ -517,6 +517,8 @@ async def list_tables(interface: str, timeout: float, *, as_json: bool) -> int:
             flags = ("private" if ad.passphrase else "open") + (
                 "  spectators welcome" if ad.spectators else "  no spectators"
             )
+            if ad.version_note():
+                flags += f"  ({ad.version_note()}: cannot join)"
             printer.line(
                 f"{printable_name(ad.name)}  {ad.seats_taken}/{ad.seats_max} seats  {ad.phase}  "
                 f"{ad.address[0]}:{ad.address[1]}  {flags}"

@@ -17,7 +17,8 @@ For every MOVE folded at another process, on the machine's monotonic clock:
 
 - at the author: signing the op, folding it there (until its play returns);
 - played -> on the receiver's socket: the author's send, and the loopback (the kernel's
-  receive timestamp, `SO_TIMESTAMPNS`), for each receiver by the order they got it;
+  receive timestamp, `SO_TIMESTAMPNS`), for each receiver by the order they got it; and the
+  same from signing (the sends one after another, before the author's own fold);
 - on the socket -> read by the node: split into the receiver being busy with work of its own
   (its bot thinking, another datagram, a tick, its own move) and the receiver being asleep in
   `epoll_wait` and waking: the kernel waking it and the CPU it waits for (to its return from
@@ -86,10 +87,14 @@ def analyse(results: list[dict[str, Any]]) -> dict[str, Any]:
     for r in results:
         for a, q, _, _, kernel, _, _, own in r["trace"]["moves"]:
             if own and (a, q) in authored:
-                arrivals[(a, q)].append(kernel - played[(a, q)])
-    for times in arrivals.values():
+                arrivals[(a, q)].append(kernel)
+    for (a, q), times in arrivals.items():
         for rank, value in enumerate(sorted(times)):
-            stages[f"played -> on the socket, receiver {rank + 1}"].append(value)
+            stages[f"played -> on the socket, receiver {rank + 1}"].append(value - played[(a, q)])
+            # from signing: the author's sends, one after another, without its fold after
+            stages[f"signing -> on the socket, receiver {rank + 1}"].append(
+                value - authored[(a, q)]
+            )
     out: dict[str, Any] = {"moves": moves}
     for name, values in stages.items():
         if name == "asleep (share)":

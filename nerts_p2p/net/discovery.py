@@ -33,6 +33,7 @@ from zeroconf import (
 from zeroconf._utils.net import InterfacesType, get_all_addresses
 
 from nerts_p2p.game.errors import NertsError
+from protocol.envelope import PROTOCOL_VERSION
 from protocol.messages import MAX_MEMBERS, name_size_problem
 
 SERVICE_TYPE: Final = "_nerts._udp.local."
@@ -64,6 +65,13 @@ class TableAd:
     @property
     def full(self) -> bool:
         return self.seats_taken >= self.seats_max
+
+    def version_note(self) -> str:
+        """Words for a list row when the table speaks another protocol version than this
+        program (it cannot be joined or watched from here); empty when it is ours."""
+        if self.protocol_version == PROTOCOL_VERSION:
+            return ""
+        return f"speaks protocol {self.protocol_version}, not {PROTOCOL_VERSION}"
 
     def txt(self) -> dict[str, str]:
         return {

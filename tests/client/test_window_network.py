@@ -565,3 +565,9 @@ async def test_the_host_screen_refuses_a_table_name_the_wire_cannot_carry(headle
         assert not host.opening
         assert host.problem == "the table needs a name"
         nursery.cancel_scope.cancel()
+
+
+def test_a_table_of_another_protocol_version_says_so_in_its_row() -> None:
+    assert "speaks protocol" not in table_line(_ad("kitchen", (LO, 9)))
+    newer = _ad("kitchen", (LO, 9), protocol_version=PROTOCOL_VERSION + 1)
+    assert f"(speaks protocol {PROTOCOL_VERSION + 1}, not {PROTOCOL_VERSION})" in table_line(newer)

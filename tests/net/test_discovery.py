@@ -208,3 +208,36 @@ def test_of_tables_of_one_name_a_joiner_takes_the_one_that_can_let_it_in() -> No
     assert _likeliest([ad(5, spectators=False), full], SPECTATOR, set()) == full
     assert _likeliest(squats, PLAYER, {over.table_id}) == over  # the table we were at
     assert _likeliest([ad(6), ad(7)], PLAYER, set()) == ad(6)  # among equals, the first found
+
+
+async def test_a_table_of_another_protocol_version_is_listed_as_such_and_refused() -> None:
+    """A newer program's table is on the LAN: `list` shows it with the version it speaks,
+    and `join` and `spectate` refuse it in words, exit 1, before sending it anything."""
+    ad = TableAd(
+        table_name(), ("127.0.0.1", 4000), PROTOCOL_VERSION + 1, b"v" * 8, b"h" * 8, 1, 4,
+        "lobby", False, True,
+    )  # fmt: skip
+    announcer = discovery.TableAnnouncer("127.0.0.1", ad)
+    await announcer.open()
+    try:
+        runs = [
+            await trio.to_thread.run_sync(finish, nerts([*command, *LO]))
+            for command in (
+                ["list", "--timeout", "5"],
+                ["join", ad.name, "--headless"],
+                ["spectate", ad.name, "--headless"],
+            )
+        ]
+    finally:
+        await announcer.aclose()
+    (code, out, err), *refusals = runs
+    assert code == 0, err
+    row = next(line for line in out.splitlines() if line.startswith(ad.name))
+    speaks = f"speaks protocol {PROTOCOL_VERSION + 1}, not {PROTOCOL_VERSION}: cannot join"
+    assert speaks in row
+    for code, _out, err in refusals:
+        assert code == 1
+        assert (
+            f"protocol version mismatch: table {ad.name!r} speaks version "
+            f"{PROTOCOL_VERSION + 1}, this program speaks version {PROTOCOL_VERSION}"
+        ) in err

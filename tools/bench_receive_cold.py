@@ -18,62 +18,39 @@ a socket.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import statistics
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Callable
 
 from nerts_p2p.game.bots import EXPERT
 from nerts_p2p.game.rules import Rules
-from nerts_p2p.table.replica import TableReplica
-from protocol.messages import SPECTATOR, Kind, Op, decode
-from protocol.signing import SigningKeyPair, verify
+from protocol.errors import RemoteProtocolError
+from protocol.messages import Kind, Op, decode
+from protocol.signing import verify
 from tools.bench_engine import summary
-from tools.mesh import PeerMesh, seeded_bytes
+from tools.bench_sync import Trace, recording, remade_spectator
+from tools.mesh import PeerMesh
 
 #: Larger than this machine's last level cache (32 MiB of L3 on the hosts of 12-06).
 EVICT_BYTES = 48 * 1024 * 1024
-#: What reached the spectator, in order: (time, datagram, source, kind) or a tick (None).
-Trace = list[tuple[float, tuple[bytes, Hashable, object] | None]]
-
-
-def _spectator(mesh: PeerMesh) -> TableReplica:
-    key = SigningKeyPair(hashlib.sha256(f"key/{mesh.seed}/early".encode()).digest())
-    return TableReplica.joining(
-        key,
-        mesh.replicas[0].sync.table,
-        name="early",
-        role=SPECTATOR,
-        randomness=seeded_bytes(f"{mesh.seed}/early"),
-        heartbeat_interval=mesh.heartbeat,
-    )
+#: The spectator's name (its key and randomness follow from it).
+SEATED_EARLY = "early"
 
 
 def record(seed: int) -> tuple[PeerMesh, Trace]:
     mesh = PeerMesh(players=4, rules=Rules(seats=4, nerts_size=13), seed=seed, levels=(EXPERT,) * 4)
-    early = mesh.add_spectator("early")
-    table = early.sync.table
-    trace: Trace = []
-    receive, tick = early.receive, early.tick
-
-    def recording_receive(datagram: bytes, source: Hashable, now: float) -> None:
-        try:
-            message = decode(datagram, table=table)
-            kind: object = message.kind if isinstance(message, Op) else type(message)
-        except Exception:  # junk is replayed as junk
-            kind = None
-        trace.append((now, (datagram, source, kind)))
-        receive(datagram, source, now)
-
-    def recording_tick(now: float) -> None:
-        trace.append((now, None))
-        tick(now)
-
-    early.receive = recording_receive  # type: ignore[method-assign]
-    early.tick = recording_tick  # type: ignore[method-assign]
+    trace = recording(mesh.add_spectator(SEATED_EARLY))
     mesh.run(until=1200, rounds=1)
     return mesh, trace
+
+
+def _brings_a_move(datagram: bytes, table: bytes) -> bool:
+    try:
+        message = decode(datagram, table=table)
+    except RemoteProtocolError:
+        return False
+    return isinstance(message, Op) and message.kind == Kind.MOVE
 
 
 class Evictor:
@@ -85,17 +62,19 @@ class Evictor:
         self._buffer[::64] = self._zeros  # one write per cache line
 
 
-def replay(mesh: PeerMesh, trace: Trace, before_move: Callable[[], None] | None) -> float:
-    """Median microseconds of a receive that brings a MOVE, in a fresh spectator."""
-    spectator = _spectator(mesh)
+def replay(
+    mesh: PeerMesh, trace: Trace, moves: list[bool], before_move: Callable[[], None] | None
+) -> float:
+    """Median microseconds of a receive that brings a MOVE (`moves`: which of the trace's
+    steps do), in a fresh spectator."""
+    spectator = remade_spectator(mesh, SEATED_EARLY)
     spectator.request_table(mesh.replicas[0].me, 0, trace[0][0])
     times: list[float] = []
-    for now, got in trace:
+    for (now, got), move in zip(trace, moves, strict=True):
         if got is None:
             spectator.tick(now)
         else:
-            datagram, source, kind = got
-            move = kind == Kind.MOVE
+            datagram, source = got
             if move and before_move is not None:
                 before_move()
             start = time.perf_counter()
@@ -127,6 +106,7 @@ def receive_benchmarks(repeats: int, seed: int = 0) -> dict[str, dict[str, float
     table, keys = host.sync.table, host.sync.keys
     moves = [op for log in host.sync.logs.values() for op in log if op.kind == Kind.MOVE]
     datagrams = {op.hash: op.datagram() for op in moves}
+    brings = [got is not None and _brings_a_move(got[0], table) for _, got in trace]
     evict = Evictor()
     figures: dict[str, list[float]] = {}
 
@@ -134,8 +114,8 @@ def receive_benchmarks(repeats: int, seed: int = 0) -> dict[str, dict[str, float
         figures.setdefault(name, []).append(value)
 
     for _ in range(repeats):
-        note("receive that folds a move, warm (us)", replay(mesh, trace, None))
-        note("receive that folds a move, cold (us)", replay(mesh, trace, evict))
+        note("receive that folds a move, warm (us)", replay(mesh, trace, brings, None))
+        note("receive that folds a move, cold (us)", replay(mesh, trace, brings, evict))
         for caches, evictor in (("warm", None), ("cold", evict)):
             decode_one = lambda op: decode(datagrams[op.hash], table=table)  # noqa: E731
             verify_one = lambda op: verify(keys[op.author], op.body, op.signature)  # noqa: E731

@@ -154,15 +154,16 @@ class CatchUp:
 Trace = list[tuple[float, tuple[bytes, Hashable] | None]]
 
 
-def _late_spectator(mesh: PeerMesh) -> TableReplica:
-    """The spectator `PeerMesh.add_spectator` makes, made again (same key, same randomness)."""
-    key = SigningKeyPair(hashlib.sha256(f"key/{mesh.seed}/late".encode()).digest())
+def remade_spectator(mesh: PeerMesh, name: str = "late") -> TableReplica:
+    """The spectator `PeerMesh.add_spectator(name)` makes, made again (same key, same
+    randomness): given what reached that one, it does exactly the same."""
+    key = SigningKeyPair(hashlib.sha256(f"key/{mesh.seed}/{name}".encode()).digest())
     return TableReplica.joining(
         key,
         mesh.replicas[0].sync.table,
-        name="late",
+        name=name,
         role=SPECTATOR,
-        randomness=seeded_bytes(f"{mesh.seed}/late"),
+        randomness=seeded_bytes(f"{mesh.seed}/{name}"),
         heartbeat_interval=mesh.heartbeat,
     )
 
@@ -175,15 +176,11 @@ def _caught_up(late: TableReplica, host: TableReplica) -> bool:
     )
 
 
-def record_catch_up(seed: int) -> tuple[PeerMesh, Trace, float]:
-    """A spectator arrives after a whole 4-seat round and catches up in the mesh; returns the
-    mesh, what reached the spectator, and the simulated seconds until it held every op and
-    the round's final result."""
-    mesh = _recorded_round(seed)
-    host = mesh.replicas[0]
-    late = mesh.add_spectator()
+def recording(replica: TableReplica) -> Trace:
+    """What reaches `replica` from now on, in order (its receive and tick are wrapped, on
+    the instance, for the benchmark)."""
     trace: Trace = []
-    receive, tick = late.receive, late.tick
+    receive, tick = replica.receive, replica.tick
 
     def recording_receive(datagram: bytes, source: Hashable, now: float) -> None:
         trace.append((now, (datagram, source)))
@@ -193,8 +190,19 @@ def record_catch_up(seed: int) -> tuple[PeerMesh, Trace, float]:
         trace.append((now, None))
         tick(now)
 
-    late.receive = recording_receive  # type: ignore[method-assign]
-    late.tick = recording_tick  # type: ignore[method-assign]
+    replica.receive = recording_receive  # type: ignore[method-assign]
+    replica.tick = recording_tick  # type: ignore[method-assign]
+    return trace
+
+
+def record_catch_up(seed: int) -> tuple[PeerMesh, Trace, float]:
+    """A spectator arrives after a whole 4-seat round and catches up in the mesh; returns the
+    mesh, what reached the spectator, and the simulated seconds until it held every op and
+    the round's final result."""
+    mesh = _recorded_round(seed)
+    host = mesh.replicas[0]
+    late = mesh.add_spectator()
+    trace = recording(late)
     arrived = mesh.now
     while not _caught_up(late, host):
         if not mesh.step() or mesh.now > arrived + 60:
@@ -206,7 +214,7 @@ def replay_catch_up(mesh: PeerMesh, trace: Trace) -> float:
     """This machine's seconds inside a fresh late spectator's receive and tick while it takes
     the recorded catch-up again (its JOIN, as the mesh's lobby signs it, is not counted)."""
     host = mesh.replicas[0]
-    late = _late_spectator(mesh)
+    late = remade_spectator(mesh)
     late.request_table(host.me, 0, trace[0][0])
     work = 0.0
     for now, datagram in trace:

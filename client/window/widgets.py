@@ -24,7 +24,13 @@ class Button:
         if active:
             pygame.draw.rect(surface, theme.select, self.rect, 3, border_radius=10)
         colour = theme.button_text if self.enabled else theme.dim_text
-        text = fonts.text(self.label, self.rect.h * 0.45, colour, True)
+        size = self.rect.h * 0.45
+        text = fonts.text(self.label, size, colour, True)
+        room = self.rect.w - self.rect.h * 0.5
+        if text.get_width() > room:
+            # A long label (a table's row with a long name and its notes) is set smaller
+            # rather than spilling past the button's edges.
+            text = fonts.text(self.label, size * room / text.get_width(), colour, True)
         surface.blit(text, text.get_rect(center=self.rect.center))
 
 

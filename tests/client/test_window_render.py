@@ -454,3 +454,38 @@ def test_a_resized_window_is_laid_out_anew(headless: None) -> None:
         assert place.rect.bottom <= 640
         if place.face_up:
             assert_card_face(surface, screen, place, NORMAL)
+
+
+@pytest.mark.parametrize("theme", [NORMAL, HIGH_CONTRAST])
+def test_a_long_button_label_is_set_smaller_and_stays_on_its_button(
+    headless: None, theme: Theme
+) -> None:
+    # A table's row: the longest name, its seats and phase, another protocol version, and
+    # the seat this window may take back. It used to spill past both edges of its button.
+    from client.window.art import Fonts
+    from client.window.widgets import Button
+
+    pygame.init()
+    label = (
+        "W" * 32 + "   8/8 seats   playing   spectators welcome   (speaks protocol 9, not 3)"
+        "   (your seat: take it back)"
+    )
+    surface = pygame.Surface((1000, 100))
+    surface.fill(theme.felt)
+    button = Button("table 0", label, pygame.Rect(100, 30, 800, 40))
+    button.draw(surface, Fonts(), theme)
+    outside = [
+        (x, y)
+        for x in range(surface.get_width())
+        for y in range(surface.get_height())
+        if not button.rect.collidepoint(x, y) and surface.get_at((x, y))[:3] != theme.felt
+    ]
+    assert outside == []
+    inked = [
+        x
+        for x in range(button.rect.left, button.rect.right)
+        for y in range(button.rect.top, button.rect.bottom)
+        if surface.get_at((x, y))[:3] not in (theme.button, theme.felt)
+    ]
+    assert inked, "the label is drawn"
+    assert max(inked) - min(inked) > button.rect.w // 2, "across the button, not shrunk away"

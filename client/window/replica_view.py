@@ -46,7 +46,11 @@ def seat_names(replica: TableReplica, rnd: ReplicatedRound | None, seats: int) -
     for seat in range(rnd.rules.seats):
         member = members.get(rnd.dealer[seat])
         out.append(member.name if member is not None else f"seat {seat}")
-    return tuple(out)
+    # Names are chosen by people and need not differ: "Nerts! called by sam" must still
+    # say which sam.
+    return tuple(
+        f"{name} (seat {seat})" if out.count(name) > 1 else name for seat, name in enumerate(out)
+    )
 
 
 def pending_cards(replica: TableReplica, rnd: ReplicatedRound) -> frozenset[int]:

@@ -7,9 +7,10 @@ put back in range, so a hand-edited file never stops the window from opening.
 
 from __future__ import annotations
 
+import getpass
 import json
 import os
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -36,9 +37,31 @@ UI_SCALES: tuple[float, ...] = (0.0, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0)
 MAX_NAME = 24
 
 
+#: A player's name when this machine's user has none we can show.
+FALLBACK_NAME = "player"
+
+
+def _fitted(name: str) -> str:
+    # At most MAX_NAME characters, and within the wire's 32 bytes of UTF-8 (24 letters
+    # with accents would not be).
+    name = printable_name(name)[:MAX_NAME]
+    return fit_name(name) if name.strip() else ""
+
+
+def default_name() -> str:
+    """The name a player has until they choose one: this machine's login name. Friends who
+    open the window for the first time then see each other by name, not all as "you"
+    (and a host's table is not offered as "you's table")."""
+    try:
+        login = getpass.getuser()
+    except (KeyError, OSError, ImportError):  # no user database entry, no pwd module
+        login = ""
+    return _fitted(login) or FALLBACK_NAME
+
+
 @dataclass(frozen=True)
 class Settings:
-    name: str = "you"
+    name: str = field(default_factory=default_name)
     colour: int = 0  # index into SEAT_COLOURS
     four_colour: bool = False
     high_contrast: bool = False
@@ -50,10 +73,7 @@ class Settings:
     ui_scale: float = 0.0
 
     def cleaned(self) -> Settings:
-        # At most MAX_NAME characters, and within the wire's 32 bytes of UTF-8 (24 letters
-        # with accents would not be).
-        name = printable_name(str(self.name))[:MAX_NAME]
-        name = fit_name(name) if name else "you"
+        name = _fitted(str(self.name)) or default_name()
         scale = float(self.ui_scale)
         return replace(
             self,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import getpass
 import json
 import os
 import re
@@ -242,3 +243,29 @@ def test_window_usage_errors(args: list[str], words: str) -> None:
     from client.cli import main
 
     assert main(["window", *args]) == 2
+
+
+@pytest.mark.parametrize(
+    ("login", "name"),
+    [
+        ("kim", "kim"),
+        ("jo\x1b[31mker", "jo[31mker"),  # another user's chosen name: made printable
+        ("a" * 40, "a" * 24),
+        ("   ", "player"),
+        (OSError("no user database entry"), "player"),
+    ],
+)
+def test_a_new_player_is_named_after_the_login_not_you(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, login: str | OSError, name: str
+) -> None:
+    # With "you" for everyone, friends at one table all read as "you" to each other, and
+    # the host screen offered "you's table".
+    def getuser() -> str:
+        if isinstance(login, OSError):
+            raise login
+        return login
+
+    monkeypatch.setattr(getpass, "getuser", getuser)
+    assert Settings().name == name
+    assert load_settings(tmp_path / "none.json")[0].name == name
+    assert Settings(name="  ").cleaned().name == name  # a name cleared in the file

@@ -217,3 +217,16 @@ def test_a_frame_budget_spreads_deliveries_but_never_holds_one_past_its_bound() 
     view = table.view()
     assert view.state is not None
     assert view.state.foundations or any(s.waste for s in view.state.seats), "play goes on"
+
+
+def test_players_of_one_name_are_told_apart_by_their_seats() -> None:
+    # Names are people's choice: a player may call themselves what a bot is called.
+    table = practice_table(3, CASUAL, seed=13, name="casual bot 1")
+    until_playing(table)
+    names = table.view().names
+    twins = [n for n in names if n.startswith("casual bot 1")]
+    assert sorted(twins) == sorted(
+        f"casual bot 1 (seat {seat})" for seat, n in enumerate(names) if n in twins
+    )
+    assert len(twins) == 2
+    assert "casual bot 2" in names  # a name nobody else has is shown as it is

@@ -357,7 +357,7 @@ def _likeliest(ads: list[TableAd], role: int, ours: Container[bytes]) -> TableAd
         no_room = ad.full if role == PLAYER else not ad.spectators
         return (
             ad.table_id not in ours,
-            ad.protocol_version != PROTOCOL_VERSION,
+            not ad.speaks_our_protocol,
             no_room,
             ad.phase == "ended",
         )
@@ -397,11 +397,9 @@ async def find_table(
             "(`nerts-p2p list` shows the tables that are announced; a table is no longer "
             "announced once its match has ended)"
         )
-    if ad.protocol_version != PROTOCOL_VERSION:
-        raise NetPlayError(
-            f"protocol version mismatch: table {quoted_name(name)} speaks version "
-            f"{ad.protocol_version}, this program speaks version {PROTOCOL_VERSION}"
-        )
+    mismatch = ad.version_mismatch()
+    if mismatch is not None:
+        raise NetPlayError(mismatch)
     return ad
 
 
@@ -517,8 +515,9 @@ async def list_tables(interface: str, timeout: float, *, as_json: bool) -> int:
             flags = ("private" if ad.passphrase else "open") + (
                 "  spectators welcome" if ad.spectators else "  no spectators"
             )
-            if ad.version_note():
-                flags += f"  ({ad.version_note()}: cannot join)"
+            note = ad.version_note()
+            if note is not None:
+                flags += f"  ({note}: cannot join)"
             printer.line(
                 f"{printable_name(ad.name)}  {ad.seats_taken}/{ad.seats_max} seats  {ad.phase}  "
                 f"{ad.address[0]}:{ad.address[1]}  {flags}"

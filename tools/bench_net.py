@@ -32,11 +32,10 @@ from pathlib import Path
 from typing import Any
 
 import trio
-from zeroconf import Zeroconf
 
 from nerts_p2p.game.rules import Rules
 from nerts_p2p.net.autopilot import Autopilot
-from nerts_p2p.net.discovery import TableAd, TableAnnouncer, TableBrowser
+from nerts_p2p.net.discovery import TableAd, TableAnnouncer, TableBrowser, _open_zeroconf
 from nerts_p2p.net.node import TableNode
 from nerts_p2p.net.transport import open_udp_transport
 from nerts_p2p.table.replica import TableReplica
@@ -278,7 +277,7 @@ async def _browse_announced(index: int) -> float:
     (`list`, `join`, the window's table list), with one more mDNS stack on 5353 of this
     machine (another peer, an mDNS daemon), as on most machines that play."""
     ad = _bench_ad(index)
-    other = Zeroconf(interfaces=[LOOPBACK])
+    other = _open_zeroconf(LOOPBACK)  # on loopback only, as every zeroconf here
     announcer = TableAnnouncer(LOOPBACK, ad)
     try:
         await announcer.open()

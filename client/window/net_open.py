@@ -311,11 +311,9 @@ async def _table_key(passphrase: str, replica: TableReplica) -> bytes:
 def why_not_join(ad: TableAd, role: int, *, resuming: bool = False) -> str | None:
     """Why this window cannot sit at (or watch) the announced table, or None. A seat we
     are taking back counts as ours, however full the table looks."""
-    if ad.protocol_version != PROTOCOL_VERSION:
-        return (
-            f"protocol version mismatch: table {quoted_name(ad.name)} speaks version "
-            f"{ad.protocol_version}, this program speaks version {PROTOCOL_VERSION}"
-        )
+    mismatch = ad.version_mismatch()
+    if mismatch is not None:
+        return mismatch
     if role == PLAYER and ad.full and not resuming:
         return (
             f"table {quoted_name(ad.name)} is full ({ad.seats_taken} of {ad.seats_max} seats taken)"

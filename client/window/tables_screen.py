@@ -26,8 +26,9 @@ def table_line(ad: TableAd, yours: bool = False) -> str:
     stopped (it crashed), and takes its seat back there."""
     welcome = "spectators welcome" if ad.spectators else "no spectators"
     line = f"{ad.name}   {ad.seats_taken}/{ad.seats_max} seats   {ad.phase}   {welcome}"
-    if ad.version_note():
-        line += f"   ({ad.version_note()})"
+    note = ad.version_note()
+    if note is not None:
+        line += f"   ({note})"
     return line + ("   (your seat: take it back)" if yours else "")
 
 

@@ -34,7 +34,7 @@ from zeroconf._utils.net import InterfacesType, get_all_addresses
 
 from nerts_p2p.game.errors import NertsError
 from protocol.envelope import PROTOCOL_VERSION
-from protocol.messages import MAX_MEMBERS, name_size_problem
+from protocol.messages import MAX_MEMBERS, name_size_problem, quoted_name
 
 SERVICE_TYPE: Final = "_nerts._udp.local."
 PHASES: Final = ("lobby", "playing", "ended")
@@ -66,12 +66,26 @@ class TableAd:
     def full(self) -> bool:
         return self.seats_taken >= self.seats_max
 
-    def version_note(self) -> str:
-        """Words for a list row when the table speaks another protocol version than this
-        program (it cannot be joined or watched from here); empty when it is ours."""
-        if self.protocol_version == PROTOCOL_VERSION:
-            return ""
+    @property
+    def speaks_our_protocol(self) -> bool:
+        """Can this program sit at (or watch) the table at all?"""
+        return self.protocol_version == PROTOCOL_VERSION
+
+    def version_note(self) -> str | None:
+        """A list row's words for a table of another protocol version (None: ours)."""
+        if self.speaks_our_protocol:
+            return None
         return f"speaks protocol {self.protocol_version}, not {PROTOCOL_VERSION}"
+
+    def version_mismatch(self) -> str | None:
+        """Why a join or a watch of this table is refused before anything is sent to it, if
+        it speaks another protocol version (None: ours)."""
+        if self.speaks_our_protocol:
+            return None
+        return (
+            f"protocol version mismatch: table {quoted_name(self.name)} speaks version "
+            f"{self.protocol_version}, this program speaks version {PROTOCOL_VERSION}"
+        )
 
     def txt(self) -> dict[str, str]:
         return {

@@ -32,6 +32,7 @@ from nerts_p2p.net.opening import kept_ops, open_table_node, rehosting_refusal, 
 from nerts_p2p.net.records import network_match_record, network_round_record
 from nerts_p2p.net.replay import save_replay
 from nerts_p2p.net.store import (
+    DataDirInUseError,
     StoreError,
     TableHeader,
     TableStore,
@@ -421,8 +422,28 @@ def passphrase_for(ad: TableAd, table_name: str, given: str | None) -> str | Non
 
 
 async def join_table(options: PeerOptions, table_name: str, *, role: int, timeout: float) -> int:
-    with _household_locked(options):
+    with ExitStack() as stack:
+        try:
+            stack.enter_context(_household_locked(options))
+        except DataDirInUseError:
+            if role != SPECTATOR:
+                raise  # a player's seat is its key's: it cannot play from a borrowed dir
+            options = _watching_on_its_own(options)
         return await _join_table(options, table_name, role=role, timeout=timeout)
+
+
+def _watching_on_its_own(options: PeerOptions) -> PeerOptions:
+    """A spectator whose data dir another process holds (the player at this very table, in
+    another terminal of this machine): it watches as a member of its own, with a key of this
+    run and no store, so it shares no key with that process. A spectator signs only its
+    JOIN, so all it loses is coming back as the same member after a crash; its replay is
+    still saved in that data dir's replays (their names never collide)."""
+    print(
+        f"nerts-p2p: another nerts-p2p process is using {options.data_dir}: watching with a "
+        "key of this run (give --data-dir to keep one)",
+        file=sys.stderr,
+    )
+    return replace(options, data_dir=None, replays=options.replays_dir)
 
 
 async def _join_table(options: PeerOptions, table_name: str, *, role: int, timeout: float) -> int:

@@ -87,8 +87,20 @@ def request(
         return
     sync._outbox.append((source, seal(sync.key, request_body(sync.table, sync.me, fresh))))
     if len(sync._asking) < MAX_ASKING or source in sync._asking:
-        asked = sum(last - first + 1 for _, first, last in fresh)
-        sync._asking[source] = (tuple(a for a, _, _ in fresh), min(asked, MAX_REPLY), 0)
+        authors = tuple(a for a, _, _ in fresh)
+        asked = min(sum(last - first + 1 for _, first, last in fresh), MAX_REPLY)
+        due = sync._asking.get(source)
+        if due is not None and now < due[3]:
+            # An answer from there is still on its way (a heartbeat named an author new
+            # to us meanwhile): the answers are in once both are. Taking this request's
+            # place alone let the first answer's ops complete it, and the peer then asked
+            # for the new author once per datagram of that answer while the rest of the
+            # first gap waited out the retry time.
+            was, expected, received, _ = due
+            authors = tuple(dict.fromkeys((*was, *authors)))
+            sync._asking[source] = (authors, expected + asked, received, now + sync.request_retry)
+        else:  # none due, or it was lost: its authors may be asked about again by now
+            sync._asking[source] = (authors, asked, 0, now + sync.request_retry)
 
 
 def ask_everyone(sync: SyncPeer, ranges: Sequence[tuple[bytes, int, int]], now: float) -> None:
@@ -123,10 +135,10 @@ def answer_arrived(sync: SyncPeer, source: Hashable, ops: int, now: float) -> No
     asking = sync._asking.get(source)
     if asking is None:
         return
-    authors, expected, received = asking
+    authors, expected, received, due = asking
     received += ops
     if received < expected:
-        sync._asking[source] = (authors, expected, received)
+        sync._asking[source] = (authors, expected, received, due)
         return
     del sync._asking[source]
     # Answered in full: these authors may be asked about again at once (the first op a

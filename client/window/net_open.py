@@ -24,6 +24,7 @@ from nerts_p2p.net.discovery import ALL_INTERFACES, TableAd, TableAnnouncer
 from nerts_p2p.net.node import TableNode
 from nerts_p2p.net.opening import open_table_node, rehosting_refusal
 from nerts_p2p.net.store import (
+    DataDirInUseError,
     StoreError,
     TableHeader,
     TableStore,
@@ -61,6 +62,11 @@ def _lock(data_dir: Path | None) -> None:
     stack = contextlib.ExitStack()
     try:
         stack.enter_context(data_dir_lock(data_dir))
+    except DataDirInUseError as exc:
+        raise _DataDirInUseError(
+            f"another nerts-p2p window or command is playing from {data_dir}: "
+            "close it first (each keeps its own key)"
+        ) from exc
     except StoreError as exc:
         raise NetTableError(
             f"another nerts-p2p window or command is playing from {data_dir}: "
@@ -69,6 +75,23 @@ def _lock(data_dir: Path | None) -> None:
     except OSError as exc:
         raise NetTableError(f"the data directory {data_dir} cannot be used: {exc}") from exc
     _HELD[data_dir] = stack
+
+
+class _DataDirInUseError(NetTableError):
+    """Another process holds the data dir (`_lock`)."""
+
+
+def _spectators_dir(data_dir: Path | None) -> Path | None:
+    """Where a spectator keeps its key and store: the data dir, held as `_lock` holds it, or
+    none if another process holds it (the player at this very table, in another window of
+    this machine). A spectator signs only its JOIN, so without it it watches with a key of
+    this run and loses only coming back as the same member after a crash; its replay is
+    still saved in the data dir."""
+    try:
+        _lock(data_dir)
+    except _DataDirInUseError:
+        return None
+    return data_dir
 
 
 async def _open_node(
@@ -340,8 +363,10 @@ async def join_table(
     private table needs its passphrase (a wrong one is said in the lobby). With a data dir,
     a table this window was at and did not finish is taken up again, in its old role.
     `port`: the UDP port to play on (0: any free one)."""
-    _lock(data_dir)
-    previous = _earlier_joined(data_dir, ad.table_id)
+    keys_dir = _spectators_dir(data_dir) if role == SPECTATOR else data_dir
+    if role != SPECTATOR:
+        _lock(data_dir)
+    previous = _earlier_joined(keys_dir, ad.table_id)
     if previous is not None and previous.header is not None:
         role = previous.header.role
     problem = why_not_join(ad, role, resuming=previous is not None)
@@ -359,7 +384,7 @@ async def join_table(
         )
 
     node, store = await _open_node(
-        data_dir, header, interface, fresh, previous=previous, bootstrap=ad.address
+        keys_dir, header, interface, fresh, previous=previous, bootstrap=ad.address
     )
     node.table_host = ad.host_fingerprint
     if passphrase:

@@ -83,6 +83,10 @@ class StoreError(NertsError):
     """A store file that cannot be trusted, said in plain words."""
 
 
+class DataDirInUseError(StoreError):
+    """Another process holds the data dir (`data_dir_lock`)."""
+
+
 def default_data_dir() -> Path:
     """The user's data directory for nerts-p2p (the window's and every command's), unless
     `NERTS_P2P_DATA_DIR` names another."""
@@ -409,7 +413,7 @@ def data_dir_lock(data_dir: Path | None) -> Iterator[None]:
         try:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
-            raise StoreError(
+            raise DataDirInUseError(
                 f"another nerts-p2p process is using {data_dir}; give this one its own --data-dir"
             ) from None
         yield

@@ -346,6 +346,54 @@ async def test_a_network_spectator_follows_a_live_table_and_draws_every_seat(
         match.stop()
 
 
+async def test_a_window_on_the_machine_of_a_player_watches_its_table_but_cannot_sit_there(
+    headless: None,
+) -> None:
+    # One user, two programs, one data dir: the host is a command, the window watches. The
+    # window was refused ("another nerts-p2p window or command is playing from ..."). A
+    # spectator signs only its JOIN, so it watches with a key of this run; a seat still
+    # needs the data dir's own key, which the command holds.
+    name = table_name("same")
+    host = ["host", "--name", name, "--seats", "3", "--bots", "1", "--headless"]
+    match = Peer([*host, "--interface", LO, *PATIENT])
+    try:
+        async with trio.open_nursery() as nursery:
+            app = network_app(nursery, "Dee")
+            app.data_dir = match.dir / "data"  # the command's
+            seats = TablesScreen(app, PLAYER)
+            app.show(seats)
+
+            def listed(tables: TablesScreen) -> TableAd | None:
+                return next((ad for ad in tables.tables if ad.name == name), None)
+
+            await frames_until(app, lambda: listed(seats) is not None, f"table {name} listed")
+            ad = listed(seats)
+            assert ad is not None
+            seats.choose(ad)
+            await frames_until(app, lambda: bool(seats.problem), "the seat refused")
+            assert "another nerts-p2p window or command is playing from" in seats.problem
+            assert isinstance(app.screen, TablesScreen)
+            watch = TablesScreen(app, SPECTATOR)
+            app.show(watch)
+            await frames_until(app, lambda: listed(watch) is not None, f"table {name} listed")
+            ad = listed(watch)
+            assert ad is not None
+            watch.choose(ad)
+            await frames_until(app, lambda: isinstance(app.screen, LobbyScreen), "the lobby")
+            lobby = app.screen
+            assert isinstance(lobby, LobbyScreen)
+            session = lobby.table
+            await frames_until(app, lambda: session.replica.is_member, "the host letting us in")
+            await frames_until(app, lambda: lobby.lobby.spectators == 1, "us, watching")
+            assert watch.problem == ""
+            assert session.store is None  # the command's store is its own
+            assert session.replica.me != ad.host_fingerprint
+            await close_window(app)
+            nursery.cancel_scope.cancel()
+    finally:
+        match.stop()
+
+
 # --- bad input: said on the screen in plain words ----------------------------------------------
 
 

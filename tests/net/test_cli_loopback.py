@@ -265,6 +265,32 @@ def test_a_spectator_without_json_prints_each_move_live_as_its_replay_prints_it(
     assert any(line.startswith("round 1: ") for line in watched.splitlines())
 
 
+def test_a_spectator_on_the_machine_of_a_player_watches_from_its_data_dir_with_a_key_of_its_own(
+    tmp_path: Path,
+) -> None:
+    # The host in one terminal, `spectate` in another, both with the user's data dir: the
+    # spectator was refused ("another nerts-p2p process is using ..."). A spectator signs
+    # only its JOIN, so it watches with a key of this run, and saves its replay there too.
+    name = table_name()
+    shared = ["--data-dir", str(tmp_path)]
+    seats = ["--seats", "2", "--bots", "1", "--rounds", "1"]
+    host = nerts(
+        ["host", "--name", name, *seats, "--headless", "--json", *LO, *FAST, *PATIENT, *shared]
+    )
+    time.sleep(0.5)
+    watcher = nerts(["spectate", name, "--json", *LO, *PATIENT, *shared])
+    (code, watched, err), (host_code, hosted, host_err) = finish(watcher), finish(host)
+    assert host_code == 0, host_err
+    assert code == 0, err
+    assert f"another nerts-p2p process is using {tmp_path}: watching with a key" in err
+    assert watched == hosted
+    replays = sorted((tmp_path / "replays").glob("*.nrp"))
+    assert len(replays) == 2  # the host's and the spectator's, side by side
+    for replay in replays:
+        code, _, err = finish(nerts(["replay", str(replay)]))
+        assert code == 0, err
+
+
 def test_a_player_who_leaves_between_rounds_leaves_a_free_seat_and_the_rest_play_on(
     tmp_path: Path,
 ) -> None:

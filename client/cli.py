@@ -203,7 +203,15 @@ def _cmd_position(args: argparse.Namespace) -> int:
     return 0
 
 
+#: `bench --repeats` unless given: a run of `bench net` takes about 13 s (a round of four
+#: player processes, its floor, an announcement, a catch-up), the others a fraction of it.
+BENCH_REPEATS: Final = {"net": 5}
+BENCH_REPEATS_ELSE: Final = 7
+
+
 def _cmd_bench(args: argparse.Namespace) -> int:
+    if args.repeats is None:
+        args.repeats = BENCH_REPEATS.get(args.what, BENCH_REPEATS_ELSE)
     if args.what == "engine":
         from tools.bench_engine import engine_benchmarks
 
@@ -215,7 +223,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     elif args.what == "net":
         from tools.bench_net import net_benchmarks
 
-        results = net_benchmarks(repeats=min(args.repeats, 5))
+        results = net_benchmarks(repeats=args.repeats)
     elif args.what == "bots":
         from tools.bench_engine import bot_ladder
 
@@ -683,8 +691,9 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument(
         "--repeats",
         type=whole_number(1, 1000),
-        default=7,
-        help="engine, sync, client: runs per measure (1..1000)",
+        default=None,
+        help="engine, sync, net, client: runs per measure (1..1000; default 7, net 5: about "
+        "13 s a run)",
     )
     bench.add_argument(
         "--rounds",

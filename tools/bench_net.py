@@ -315,7 +315,7 @@ async def _udp_catch_up(hello: dict[str, Any], index: int) -> tuple[float, float
     process spent until then, and the seconds until the round is final here too (that waits
     for fresh heartbeats of every player: their horizons)."""
     replica = TableReplica.joining(
-        SigningKeyPair(bytes([index + 100]) * 32),
+        SigningKeyPair(seeded_bytes(f"late-key/{index}")(32)),  # one per repeat, any count
         bytes.fromhex(hello["table"]),
         name="late",
         role=SPECTATOR,
@@ -364,12 +364,13 @@ def _served_round(seed: int) -> Iterator[dict[str, Any]]:
         text=True,
         start_new_session=True,
     )
-    try:
-        assert server.stdout is not None
-        yield json.loads(server.stdout.readline())
-    finally:
-        server.kill()
-        server.wait()
+    assert server.stdout is not None
+    with server.stdout:
+        try:
+            yield json.loads(server.stdout.readline())
+        finally:
+            server.kill()
+            server.wait()
 
 
 def udp_catch_up_benchmarks(repeats: int, seed: int = 2) -> dict[str, dict[str, float]]:

@@ -11,7 +11,7 @@ import pytest
 
 from protocol import sync_requests
 from protocol.messages import Request, decode
-from tests.protocol.test_anti_entropy_rules import _asked, _heartbeat, _sent, _table, _turn
+from tests.protocol.test_anti_entropy_rules import _ahead, _asked, _heartbeat, _sent, _table, _turn
 from tests.protocol.test_hostile import observer
 
 
@@ -19,9 +19,7 @@ from tests.protocol.test_hostile import observer
 def test_answers_of_64_sources_are_tracked_and_no_more(others: int, pipelined: bool) -> None:
     table = _table(players=3)
     source, asker, mover = table.players
-    for datagram in _turn(mover, 80):
-        source.receive(datagram, 2, table.now)
-    source.outgoing()
+    _ahead(source, mover, 80, table.now)
     now = table.now + 1.0
     for n in range(others):  # answers awaited from other sources, about made-up authors
         elsewhere: Hashable = ("elsewhere", n)
@@ -65,9 +63,7 @@ def test_a_request_made_while_an_answer_is_on_its_way_waits_for_both() -> None:
     # 16 ms catch-up took 236 ms about one time in ten.
     table = _table(players=4)
     source, asker, mover, other = table.players
-    for datagram in _turn(mover, 80):
-        source.receive(datagram, 2, table.now)
-    source.outgoing()
+    _ahead(source, mover, 80, table.now)
     now = table.now + 1.0
     have = asker.sync.delivered(mover.me)
     asker.receive(_heartbeat(source, now), 0, now)

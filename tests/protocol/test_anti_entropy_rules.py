@@ -59,6 +59,14 @@ def _turn(replica: TableReplica, times: int) -> list[bytes]:
     return datagrams
 
 
+def _ahead(source: TableReplica, mover: TableReplica, times: int, now: float) -> None:
+    """`source` holds `times` ops of `mover` that nobody else has (their datagrams lost on
+    the way to everyone else), and has sent what it had to."""
+    for datagram in _turn(mover, times):
+        source.receive(datagram, 2, now)
+    source.outgoing()
+
+
 def _sent(replica: TableReplica) -> list[tuple[Hashable, object]]:
     return [(dest, decode(d, table=replica.sync.table)) for dest, d in replica.outgoing()]
 

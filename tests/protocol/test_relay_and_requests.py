@@ -15,7 +15,7 @@ from protocol.codec import pack
 from protocol.envelope import PROTOCOL_VERSION, seal
 from protocol.messages import Evidence, Request, decode, heartbeat_body
 from protocol.sync import MAX_ASKING, MAX_REQUESTED
-from tests.protocol.test_anti_entropy_rules import _asked, _heartbeat, _sent, _table, _turn
+from tests.protocol.test_anti_entropy_rules import _ahead, _asked, _heartbeat, _sent, _table, _turn
 from tests.protocol.test_hostile import observer
 from tests.replication.table_helpers import ManualTable, seed_showing
 from tools.gen_vectors import TABLE
@@ -113,9 +113,7 @@ def test_a_source_asked_again_while_64_answers_are_awaited_is_tracked_by_its_lat
     # author it named is asked about again at once, not 200 ms later.
     table = _table(players=4)
     source, asker, mover, other = table.players
-    for datagram in _turn(mover, 80):
-        source.receive(datagram, 2, table.now)
-    source.outgoing()
+    _ahead(source, mover, 80, table.now)
     now = table.now + 1.0
     asker.receive(_heartbeat(source, now), 0, now)  # asks the source about the mover
     assert _asked(_sent(asker), mover.me)  # (that request is lost)

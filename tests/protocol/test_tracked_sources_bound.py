@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Hashable
 
 from protocol.sync import MAX_ASKING
-from tests.protocol.test_anti_entropy_rules import _asked, _heartbeat, _sent, _table, _turn
+from tests.protocol.test_anti_entropy_rules import _ahead, _asked, _heartbeat, _sent, _table
 
 
 def test_the_vectors_of_64_sources_are_kept_and_no_more() -> None:
@@ -22,9 +22,7 @@ def test_the_vectors_of_64_sources_are_kept_and_no_more() -> None:
         filler: Hashable = ("filler", n)
         asker.receive(in_step, filler, now)
     assert _sent(asker) == []  # nothing to ask them, nothing to push
-    for datagram in _turn(mover, 80):
-        source.receive(datagram, 2, now)
-    source.outgoing()
+    _ahead(source, mover, 80, now)
     later = now + 0.25
     address = "a 65th address"  # the source, heard at an address not seen before
     asker.receive(_heartbeat(source, later), address, later)

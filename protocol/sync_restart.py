@@ -140,10 +140,18 @@ def ask_while_unheard(sync: SyncPeer, now: float) -> None:
     for ops that only another one's store holds. So, until the first heartbeat arrives, a
     restored peer whose own chain is not all delivered asks every address it knows for the
     ops it lacks of every author it knows of, a reply's worth at a time. Asking promises
-    nothing; the others answer while quiet too (PROTOCOL.md 14)."""
+    nothing; the others answer while quiet too (PROTOCOL.md 14).
+
+    Heard heartbeats do not always end that: two peers restarted while a third played on
+    (`fuzz link` seed 4100) each wait for ops only the other holds, and the third's
+    heartbeats name neither (the two are quiet, and it never had those ops). So a peer
+    whose own chain is still not all delivered `hold` after its first heartbeat asks
+    every address again, at the retry pace, until it is."""
     r = sync.resuming
-    if r is None or r.since is not None or sync.delivered(sync.me) >= r.head:
+    if r is None or sync.delivered(sync.me) >= r.head:
         return
+    if r.since is not None and now - r.since < r.hold:
+        return  # the heartbeats heard say what to ask for, and of whom: that first
     beyond = {a: sync.delivered(a) + MAX_REPLY for a in _authors_known(sync)}
     wanted = sync_requests.gaps(sync, VersionVector(beyond))
     if wanted:

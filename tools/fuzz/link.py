@@ -29,6 +29,7 @@ from typing import Any
 
 from nerts_p2p.game.position import state_hash
 from nerts_p2p.table.replica import RoundFinal, TableReplica
+from protocol.departure import has_quorum
 from protocol.envelope import seal
 from protocol.errors import RemoteProtocolError
 from protocol.messages import SPECTATOR, Heartbeat, Op, evidence_body
@@ -64,7 +65,7 @@ def check(table: FuzzTable) -> None:
         # Explains the stuck rounds and the different ops held; said once, by its cause.
         _check_signatures(table)
         return
-    if not table.done():
+    if not table.done() and not _no_quorum_left(table):
         behind = {
             p.index: sorted(set(range(1, table.max_rounds + 1)) - set(p.finals))
             for p in peers
@@ -91,6 +92,30 @@ def check(table: FuzzTable) -> None:
         table.problem("disagreement", None, "peers announce different round results")
     _check_signatures(table)
     _check_refold(table)
+
+
+def _no_quorum_left(table: FuzzTable) -> bool:
+    """Whether the round being played can no longer end by design: the participants still
+    running and still in it (not voted out, not expelled) are no quorum of its
+    participants, so nobody can vote the silent ones out (PROTOCOL.md 13.2, 13.3: a lone
+    side never agrees). Three players, one voted out after a long pause, then another
+    killed: the last one waits for ever, as the lone side of a split must (`fuzz link`
+    seeds 4124 and 4131). Judged from the most advanced live peer's view of the round."""
+    peers = [p for p in table.honest_live() if p.role != SPECTATOR]
+    if not peers:
+        return False
+    ahead = max(peers, key=lambda p: max(p.replica.sync.epochs, default=0))
+    sync = ahead.replica.sync
+    if not sync.epochs:
+        return False
+    log = sync.epochs[max(sync.epochs)]
+    running = {p.replica.me for p in table.peers if p.alive}
+    still_in = {
+        a
+        for a in log.participants
+        if a in running and a not in log.departed_at and a not in sync.expelled
+    }
+    return not has_quorum(log.participants, still_in)
 
 
 def counted_vector(sync: SyncPeer) -> tuple[tuple[bytes, int], ...]:

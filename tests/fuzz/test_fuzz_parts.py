@@ -15,7 +15,7 @@ from protocol.errors import DropReason
 from tools.fuzz.campaign import Progress
 from tools.fuzz.invariants import conservation_problems
 from tools.fuzz.mutate import Mutator
-from tools.fuzz.schedule import ALL_KINDS, DEFAULT_KINDS, Schedule, ScheduleShape, generate
+from tools.fuzz.schedule import ALL_KINDS, DEFAULT_KINDS, Fault, Schedule, ScheduleShape, generate
 from tools.fuzz.shrink import ddmin
 from tools.fuzz.table import FuzzTable, TableConfig
 from tools.fuzz.udp import growth_problems, parse_target
@@ -197,3 +197,17 @@ def test_a_long_case_label_is_cut_visibly_on_a_progress_line_of_its_own() -> Non
     assert len(long_line) <= 100
     assert "link: seed 3 " in short_line
     assert short_line.endswith("findings: 1")
+
+
+def test_a_skewed_clock_jumps_ahead_and_never_back() -> None:
+    # The node reads a monotonic clock. A skew that ended by jumping back froze the peer's
+    # time (the replica keeps the latest time it was given) for as long as the jump: its
+    # heartbeats stopped while it played on, and the checker took the ops it had not yet
+    # announced for a split (`fuzz link` seed 5095).
+    schedule = Schedule(1, (Fault("skew", 2.0, 3.0, (1,), 14.0),), 3.0)
+    table = FuzzTable(TableConfig(players=2, seed=1), schedule)
+    readings = []
+    for now in (1.0, 2.5, 3.5, 40.0):
+        table.now = now
+        readings.append((table.local_now(0), table.local_now(1)))
+    assert readings == [(1.0, 1.0), (2.5, 16.5), (3.5, 17.5), (40.0, 54.0)]

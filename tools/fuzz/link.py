@@ -29,10 +29,10 @@ from typing import Any
 
 from nerts_p2p.game.position import state_hash
 from nerts_p2p.table.replica import RoundFinal, TableReplica
-from protocol.departure import has_quorum
+from protocol.departure import agreed_set
 from protocol.envelope import seal
 from protocol.errors import RemoteProtocolError
-from protocol.messages import SPECTATOR, Heartbeat, Op, evidence_body
+from protocol.messages import SPECTATOR, Heartbeat, Kind, Op, evidence_body
 from protocol.signing import SigningKeyPair, verify
 from protocol.sync import SyncPeer
 from protocol.sync_vouchers import relayable
@@ -95,12 +95,14 @@ def check(table: FuzzTable) -> None:
 
 
 def _no_quorum_left(table: FuzzTable) -> bool:
-    """Whether the round being played can no longer end by design: the participants still
-    running and still in it (not voted out, not expelled) are no quorum of its
-    participants, so nobody can vote the silent ones out (PROTOCOL.md 13.2, 13.3: a lone
-    side never agrees). Three players, one voted out after a long pause, then another
-    killed: the last one waits for ever, as the lone side of a split must (`fuzz link`
-    seeds 4124 and 4131). Judged from the most advanced live peer's view of the round."""
+    """Whether the round being played can no longer end by design: even if every
+    participant still running voted out every one that stopped, no agreement would drop
+    them all (PROTOCOL.md 13.2): the running ones still in the round are no quorum of its
+    participants, or they voted each other out (votes are never withdrawn; a lone side of a
+    split never agrees, 13.3). Three players, one voted out after a long pause, then
+    another killed; or two that suspected each other during a clock jump, then the third
+    killed: the rest wait for ever (`fuzz link` seeds 4124, 4131, 5057, 5092). Judged from
+    the most advanced live peer's view of the round."""
     peers = [p for p in table.honest_live() if p.role != SPECTATOR]
     if not peers:
         return False
@@ -110,12 +112,19 @@ def _no_quorum_left(table: FuzzTable) -> bool:
         return False
     log = sync.epochs[max(sync.epochs)]
     running = {p.replica.me for p in table.peers if p.alive}
-    still_in = {
-        a
-        for a in log.participants
-        if a in running and a not in log.departed_at and a not in sync.expelled
-    }
-    return not has_quorum(log.participants, still_in)
+    live = [a for a in log.participants if a not in log.departed_at and a not in sync.expelled]
+    stopped = [a for a in live if a not in running]
+    if not stopped:
+        return False  # nobody holds the round back for good: it must end
+    votes: dict[bytes, dict[bytes, int]] = {}
+    for op in log.ops:
+        if op.kind == Kind.DEPART and log.counts_for_order(op):
+            target, held = op.payload
+            votes.setdefault(op.author, {})[target] = held
+    for voter in live:
+        if voter in running:
+            votes.setdefault(voter, {}).update(dict.fromkeys(stopped, 0))
+    return not set(stopped) <= agreed_set(log.participants, live, votes)
 
 
 def counted_vector(sync: SyncPeer) -> tuple[tuple[bytes, int], ...]:

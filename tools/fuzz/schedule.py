@@ -18,7 +18,8 @@ Fault kinds (`peers` and `value` mean what the kind says):
   others for foundations, and peers see the racers' ops in different orders;
 - `pause`: `peers[0]` stops (a laptop lid, a long GC): it neither ticks nor plays, and what
   arrives waits in a bounded socket buffer until `end`;
-- `skew`: `peers[0]`'s clock reads `value` seconds off;
+- `skew`: `peers[0]`'s clock jumps `value` seconds ahead at `start` and goes on from there
+  (a monotonic clock never goes back; `end` only says when the jump is old news);
 - `kill`: `peers[0]` stops for good at `start` and never comes back (`end` is ignored);
 - `restart`: `peers[0]` crashes at `start` and restarts at `end` from its own store (the
   ops it authored, its keys and deal seeds, its Lamport time).
@@ -149,7 +150,7 @@ def generate(seed: int, shape: ScheduleShape) -> Schedule:
         elif kind == "pause":
             faults.append(Fault(kind, start, end, (peer,)))
         elif kind == "skew":
-            faults.append(Fault(kind, start, end, (peer,), round(rng.uniform(-30.0, 30.0), 3)))
+            faults.append(Fault(kind, start, end, (peer,), round(rng.uniform(0.0, 30.0), 3)))
         elif kind == "kill":
             # The host opens the table and starts rounds: killing it is a different story
             # (a vanished host needs a successor), so a kill takes a non-host player.

@@ -129,10 +129,16 @@ class FuzzTable:
         self.record("problem", kind=kind, peer=peer, detail=detail)
 
     def local_now(self, peer: int) -> float:
+        """`peer`'s own clock: the table's, plus every skew that has begun. The node reads a
+        monotonic clock, which may jump ahead (a machine resumed, a VM moved) but never
+        back: a skew that ended by jumping back only froze the peer's time (the replica
+        keeps the latest time it was given) for as long as the jump, its timers and
+        heartbeats stopped while it played on, which no machine does (`fuzz link` seed
+        5095 counted the ops such a peer had not yet announced as a split)."""
         skew = sum(
             f.value
             for f in self.schedule.faults
-            if f.kind == "skew" and f.peers[0] == peer and f.active(self.now)
+            if f.kind == "skew" and f.peers[0] == peer and f.start <= self.now
         )
         return self.now + skew
 

@@ -210,24 +210,27 @@ BENCH_REPEATS_ELSE: Final = 7
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
+    from tools.progress import ProgressLine
+
     if args.repeats is None:
         args.repeats = BENCH_REPEATS.get(args.what, BENCH_REPEATS_ELSE)
+    progress = ProgressLine()  # on stderr, while it is a terminal
     if args.what == "engine":
         from tools.bench_engine import engine_benchmarks
 
-        results = engine_benchmarks(repeats=args.repeats)
+        results = engine_benchmarks(repeats=args.repeats, progress=progress)
     elif args.what == "sync":
         from tools.bench_sync import sync_benchmarks
 
-        results = sync_benchmarks(repeats=args.repeats)
+        results = sync_benchmarks(repeats=args.repeats, progress=progress)
     elif args.what == "net":
         from tools.bench_net import net_benchmarks
 
-        results = net_benchmarks(repeats=args.repeats)
+        results = net_benchmarks(repeats=args.repeats, progress=progress)
     elif args.what == "bots":
         from tools.bench_engine import bot_ladder
 
-        ladder = bot_ladder(rounds=args.rounds)
+        ladder = bot_ladder(rounds=args.rounds, progress=progress)
         if args.json:
             print(json.dumps(ladder, indent=2))
             return 0
@@ -240,7 +243,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     elif args.what == "blind":
         from tools.blind import blind_benchmarks
 
-        blind = blind_benchmarks(rounds=args.pairs)
+        blind = blind_benchmarks(rounds=args.pairs, progress=progress)
         if args.json:
             print(json.dumps(blind, indent=2))
             return 0
@@ -250,7 +253,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     elif args.what == "client":
         from client.window.bench import client_benchmarks
 
-        results = client_benchmarks(repeats=args.repeats)
+        results = client_benchmarks(repeats=args.repeats, progress=progress)
     else:  # pragma: no cover - argparse limits the choices
         raise NertsError(f"unknown benchmark {args.what}")
     if args.json:
@@ -705,7 +708,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--pairs",
         type=whole_number(1, 1000),
         default=20,
-        help="blind: paired rounds, one seat honest then blind (1..1000; ~8 s a pair)",
+        help="blind: paired rounds, one seat honest then blind (1..1000; about 1 s a pair)",
     )
     bench.add_argument("--json", action="store_true")
     bench.set_defaults(run=_cmd_bench)

@@ -17,6 +17,7 @@ from nerts_p2p.game.rules import Rules
 from nerts_p2p.game.simulate import simulate_round
 from nerts_p2p.game.state import GameState
 from tools.bench_baseline import BASELINE_COMMIT, baseline, current, rounds_per_second
+from tools.progress import SILENT, ProgressLine
 
 
 def summary(values: list[float]) -> dict[str, float]:
@@ -44,7 +45,7 @@ def rate(
 
 
 def engine_benchmarks(
-    repeats: int = 7, seed: int = 1, *, compare: bool = True
+    repeats: int = 7, seed: int = 1, *, compare: bool = True, progress: ProgressLine = SILENT
 ) -> dict[str, dict[str, float]]:
     """Moves applied, legal-move generations and whole 4-seat rounds per CPU second; with
     `compare`, the rounds also with the engine of `BASELINE_COMMIT` (before the bots' fast
@@ -79,10 +80,11 @@ def engine_benchmarks(
 
     # CPU time of this process, as for whole rounds: on a shared host, other processes'
     # load counts far less.
-    results = {
-        "moves_applied_per_s": rate(replay, repeats, time.process_time),
-        "legal_move_generations_per_s": rate(generate, repeats, time.process_time),
-    }
+    progress.expect(2 + 2 * repeats)
+    results = {"moves_applied_per_s": rate(replay, repeats, time.process_time)}
+    progress.step("moves applied")
+    results["legal_move_generations_per_s"] = rate(generate, repeats, time.process_time)
+    progress.step("legal moves generated")
     # Whole rounds: this checkout and the old commit each in a child process of its own,
     # running the same script on the same seeded rounds, in turns of a few rounds.
     with current() as now_engine, baseline() if compare else nullcontext() as before:
@@ -94,6 +96,7 @@ def engine_benchmarks(
                 rates = rounds_per_second(engines, level.name, seed)
                 now.append(rates[0])
                 then.extend(rates[1:])
+                progress.step(f"whole rounds, {level.name} bots")
             results[f"rounds_4_seat_{level.name}_per_s"] = summary(now)
             if then:
                 results[f"rounds_4_seat_{level.name}_per_s_{BASELINE_COMMIT}"] = summary(then)
@@ -131,11 +134,17 @@ def head_to_head(
     }
 
 
-def bot_ladder(rounds: int = 300) -> dict[str, dict[str, float]]:
+def bot_ladder(rounds: int = 300, progress: ProgressLine = SILENT) -> dict[str, dict[str, float]]:
     """Each level against the one below it, and the top against the bottom."""
-    return {
-        "casual_vs_novice": head_to_head(CASUAL, NOVICE, rounds),
-        "expert_vs_casual": head_to_head(EXPERT, CASUAL, rounds),
-        "expert_vs_novice": head_to_head(EXPERT, NOVICE, rounds),
-        "expert_vs_3_casual": head_to_head(EXPERT, CASUAL, rounds, seats=4),
+    pairings = {
+        "casual_vs_novice": (CASUAL, NOVICE, 2),
+        "expert_vs_casual": (EXPERT, CASUAL, 2),
+        "expert_vs_novice": (EXPERT, NOVICE, 2),
+        "expert_vs_3_casual": (EXPERT, CASUAL, 4),
     }
+    progress.expect(len(pairings))
+    ladder = {}
+    for name, (challenger, opponent, seats) in pairings.items():
+        ladder[name] = head_to_head(challenger, opponent, rounds, seats)
+        progress.step(name.replace("_", " "))
+    return ladder

@@ -29,7 +29,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +49,7 @@ from protocol.signing import SigningKeyPair, sign, verify
 from tools.bench_engine import summary
 from tools.bench_sync import verify_alone
 from tools.mesh import PeerMesh, seeded_bytes
+from tools.progress import SILENT, ProgressLine
 
 LOOPBACK = "127.0.0.1"
 #: A move's three receivers, by the order they fold it.
@@ -200,7 +201,9 @@ def _woken_floor(samples: int = 500, realtime: bool = False) -> list[float]:
     return [at - sent[number] for number, at in done]
 
 
-def latency_benchmarks(repeats: int) -> dict[str, dict[str, float]]:
+def latency_benchmarks(
+    repeats: int, progress: ProgressLine = SILENT
+) -> dict[str, dict[str, float]]:
     p50s, p99s, floors, hot_floors, moves, receives = [], [], [], [], [], []
     played_p50s: list[float] = []
     by_rank: list[list[float]] = [[] for _ in RANKS]
@@ -217,6 +220,7 @@ def latency_benchmarks(repeats: int) -> dict[str, dict[str, float]]:
         hot_floors.append(statistics.median(_floor()) * 1000)
         moves.append(float(len(latencies)))
         receives.append(statistics.median(spent for _, _, spent, _ in timed) * 1000)
+        progress.step(f"move latency: round {seed + 1} of {repeats}")
     ratio = [p / f for p, f in zip(p50s, floors, strict=True)]
     hot_ratio = [p / f for p, f in zip(p50s, hot_floors, strict=True)]
     return {
@@ -295,13 +299,20 @@ async def _browse_announced(index: int) -> float:
     return seen
 
 
-def announce_benchmarks(repeats: int) -> dict[str, dict[str, float]]:
+def announce_benchmarks(
+    repeats: int, progress: ProgressLine = SILENT
+) -> dict[str, dict[str, float]]:
+    def timed(measure: Callable[[int], Awaitable[float]], what: str) -> list[float]:
+        out = []
+        for i in range(repeats):
+            out.append(trio.run(measure, i))
+            progress.step(f"{what} {i + 1} of {repeats}")
+        return out
+
     return {
-        "announce to browse (s)": summary(
-            [trio.run(_announce_to_browse, i) for i in range(repeats)]
-        ),
+        "announce to browse (s)": summary(timed(_announce_to_browse, "announce to browse")),
         "browse of a table announced before, another mDNS stack beside (s)": summary(
-            [trio.run(_browse_announced, i) for i in range(repeats)]
+            timed(_browse_announced, "browse of an announced table")
         ),
     }
 
@@ -373,7 +384,9 @@ def _served_round(seed: int) -> Iterator[dict[str, Any]]:
             server.wait()
 
 
-def udp_catch_up_benchmarks(repeats: int, seed: int = 2) -> dict[str, dict[str, float]]:
+def udp_catch_up_benchmarks(
+    repeats: int, seed: int = 2, progress: ProgressLine = SILENT
+) -> dict[str, dict[str, float]]:
     """The catch-up again, over real UDP from a table host in another process: requests,
     answers and round trips included, against decoding and verifying the same ops alone.
     A table lets at most `MAX_SPECTATORS` watch at once, and a spectator says no goodbye
@@ -396,6 +409,7 @@ def udp_catch_up_benchmarks(repeats: int, seed: int = 2) -> dict[str, dict[str, 
                 cpus.append(cpu)
                 finals.append(final)
                 verifies.append(decoded)
+                progress.step(f"spectator catch-up {i + 1} of {repeats}")
     return {
         f"UDP catch-up of a 4-seat round, {len(ops)} ops, wall (ms)": summary(
             [w * 1000 for w in walls]
@@ -412,9 +426,13 @@ def udp_catch_up_benchmarks(repeats: int, seed: int = 2) -> dict[str, dict[str, 
     }
 
 
-def net_benchmarks(repeats: int = 3) -> dict[str, dict[str, float]]:
+def net_benchmarks(
+    repeats: int = 3, progress: ProgressLine = SILENT
+) -> dict[str, dict[str, float]]:
+    catch_ups = max(repeats, 5)
+    progress.expect(repeats + 2 * repeats + catch_ups)
     return {
-        **latency_benchmarks(repeats),
-        **announce_benchmarks(repeats),
-        **udp_catch_up_benchmarks(max(repeats, 5)),
+        **latency_benchmarks(repeats, progress),
+        **announce_benchmarks(repeats, progress),
+        **udp_catch_up_benchmarks(catch_ups, progress=progress),
     }

@@ -18,6 +18,7 @@ from protocol.signing import SigningKeyPair, verify
 from protocol.sync import SyncPeer
 from tools.bench_engine import rate, summary
 from tools.mesh import Faults, PeerMesh, seeded_bytes
+from tools.progress import SILENT, ProgressLine
 
 #: Every rate here is of this thread's CPU time: on a shared machine wall time measures the
 #: other processes too (the catch-up below is measured the same way).
@@ -271,13 +272,24 @@ def catch_up(seed: int, replays: int = 5) -> CatchUp:
     )
 
 
-def sync_benchmarks(repeats: int = 5) -> dict[str, dict[str, float]]:
+def sync_benchmarks(
+    repeats: int = 5, progress: ProgressLine = SILENT
+) -> dict[str, dict[str, float]]:
+    progress.expect(2 + 2 * repeats)
     results = gate_benchmarks(repeats)
+    progress.step("the gate")
     results["ops_folded_per_s"] = fold_benchmark(repeats)
-    heals = [heal_time(seed) for seed in range(repeats)]
+    progress.step("the fold")
+    heals = []
+    for seed in range(repeats):
+        heals.append(heal_time(seed))
+        progress.step(f"a healed partition {seed + 1} of {repeats}")
     results["heal_to_equal_stable_hash_s"] = summary(heals)
     results["heal_in_heartbeat_intervals"] = summary([h / 0.075 for h in heals])
-    catch_ups = [catch_up(seed) for seed in range(1, repeats + 1)]
+    catch_ups = []
+    for seed in range(1, repeats + 1):
+        catch_ups.append(catch_up(seed))
+        progress.step(f"a late spectator's catch-up {seed} of {repeats}")
     results["late_spectator_catch_up_simulated_s"] = summary([c.simulated_s for c in catch_ups])
     results["late_spectator_catch_up_work_s"] = summary([c.work_s for c in catch_ups])
     results["late_spectator_verify_only_s"] = summary([c.verify_s for c in catch_ups])

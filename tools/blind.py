@@ -31,6 +31,7 @@ from protocol.envelope import seal
 from protocol.messages import Kind, Op, heartbeat_body
 from protocol.sync import BROADCAST, SyncPeer
 from tools.mesh import Faults, MeshIdleError, PeerMesh
+from tools.progress import SILENT, ProgressLine
 
 
 class BlindSync(SyncPeer):
@@ -170,6 +171,7 @@ def blind_benchmarks(
     staleness: float = ACK_BOUND * 0.8,
     pace: float = 0.1,
     delay: tuple[float, float] = (0.02, 0.08),
+    progress: ProgressLine = SILENT,
 ) -> dict[str, Any]:
     """Paired 4-seat rounds (same seeds, deals and bots): the seat of peer 1 honest, then
     blind. Expert bots at `pace` times their human delays on a link of `delay` seconds (a busy
@@ -184,7 +186,9 @@ def blind_benchmarks(
     score_gain: list[int] = []
     departed = 0
     lagging = 0
+    progress.expect(rounds)
     for seed in range(rounds):
+        progress.step(f"pair {seed + 1} of {rounds}")
         outcome = []
         for blind in (False, True):
             mesh = PeerMesh(

@@ -32,6 +32,7 @@ import statistics
 import time
 
 from nerts_p2p.game.errors import NertsError
+from tools.progress import SILENT, ProgressLine
 
 FRAMES = 900  # 15 s of play per run
 FPS = 60
@@ -153,12 +154,18 @@ def measure_table(seats: int, *, seed: int, frames: int = FRAMES) -> dict[str, f
     return out
 
 
-def client_benchmarks(*, repeats: int = 3) -> dict[str, dict[str, float]]:
+def client_benchmarks(
+    *, repeats: int = 3, progress: ProgressLine = SILENT
+) -> dict[str, dict[str, float]]:
     if repeats < 1:
         raise ValueError(f"--repeats must be at least 1, got {repeats}")
     results: dict[str, dict[str, float]] = {}
+    progress.expect(2 * repeats)
     for seats in (4, 8):
-        runs = [measure_table(seats, seed=100 + r) for r in range(repeats)]
+        runs = []
+        for r in range(repeats):
+            runs.append(measure_table(seats, seed=100 + r))
+            progress.step(f"{seats} seats: table {r + 1} of {repeats}")
         for key in runs[0]:
             values = [run[key] for run in runs]
             unit = "" if key.endswith("per s") else " (ms)"

@@ -21,6 +21,7 @@ from tools.fuzz.link import LinkCase, deal_fingerprint, link_finding, run_link
 from tools.fuzz.mutate_run import ORDER_ATTACKS, MutateCase, mutate_finding, run_mutate
 from tools.fuzz.schedule import DEFAULT_KINDS, Schedule, ScheduleShape, generate
 from tools.fuzz.table import FuzzTable, TableConfig
+from tools.progress import bar_line
 
 MODES = ("link", "mutate", "hostile")
 
@@ -111,12 +112,8 @@ class Progress:
 
     def update(self, label: str, findings: int) -> None:
         self.done += 1
-        width = 28
-        filled = width * self.done // self.total
-        bar = "#" * filled + "-" * (width - filled)
         # Cut to one terminal line, visibly ("..."), not in the middle of a word unmarked.
-        shown = label if len(label) <= LABEL_WIDTH else label[: LABEL_WIDTH - 3] + "..."
-        line = f"[{bar}] {self.done}/{self.total} {shown:{LABEL_WIDTH}s} findings: {findings}"
+        line = f"{bar_line(self.done, self.total, label, LABEL_WIDTH)} findings: {findings}"
         if self.live:
             self.stream.write("\r" + line)
             if self.done == self.total:

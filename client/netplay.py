@@ -440,7 +440,7 @@ def _watching_on_its_own(options: PeerOptions) -> PeerOptions:
     still saved in that data dir's replays (their names never collide)."""
     print(
         f"nerts-p2p: another nerts-p2p process is using {options.data_dir}: watching with a "
-        "key of this run (give --data-dir to keep one)",
+        "key of this run (give this one its own --data-dir to keep a key)",
         file=sys.stderr,
     )
     return replace(options, data_dir=None, replays=options.replays_dir)

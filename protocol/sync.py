@@ -447,7 +447,7 @@ class SyncPeer:
         self._now = max(self._now, now)
         sync_restart.release_quarantine(self, now)
         sync_restart.release_resume(self, now)
-        sync_restart.ask_while_unheard(self, now)
+        sync_restart.ask_everyone_while_our_chain_waits(self, now)
         if self.quarantined is not None or self.resuming is not None:
             # A heartbeat is a promise about our next op; a restarted peer does not know its
             # own chain yet, so it promises nothing (it only asks).

@@ -105,7 +105,7 @@ def request(
 
 def ask_everyone(sync: SyncPeer, ranges: Sequence[tuple[bytes, int, int]], now: float) -> None:
     """`request`, of every peer the shell knows an address of (BROADCAST): for a peer that
-    does not know who holds what (`sync_restart.ask_while_unheard`)."""
+    does not know who holds what (`sync_restart.ask_everyone_while_our_chain_waits`)."""
     fresh = _not_asked_lately(sync, ranges, now)
     if fresh:
         sync._outbox.append((BROADCAST, seal(sync.key, request_body(sync.table, sync.me, fresh))))

@@ -134,7 +134,7 @@ def release_resume(sync: SyncPeer, now: float) -> None:
         sync_heartbeats.heartbeat(sync, now)
 
 
-def ask_while_unheard(sync: SyncPeer, now: float) -> None:
+def ask_everyone_while_our_chain_waits(sync: SyncPeer, now: float) -> None:
     """Every peer of the table may have restarted at once (a power cut, a host and its
     joiners killed together): then nobody sends a heartbeat, and each one's own ops wait
     for ops that only another one's store holds. So, until the first heartbeat arrives, a

@@ -12,9 +12,10 @@ import pytest
 from nerts_p2p.game.rules import Rules
 from protocol.envelope import seal
 from protocol.errors import LocalProtocolError
-from protocol.messages import Kind, heartbeat_body
-from protocol.sync import SyncPeer
-from tests.protocol.test_hostile import HISTORY, IDS
+from protocol.messages import Kind, Request, decode, heartbeat_body
+from protocol.sync import BROADCAST, SyncPeer
+from protocol.sync_restart import Resuming, ask_everyone_while_our_chain_waits
+from tests.protocol.test_hostile import HISTORY, IDS, observer
 from tests.replication.table_helpers import ManualTable, fixed_randomness, restored_from_store
 from tools.gen_vectors import KEYS, TABLE
 
@@ -78,3 +79,26 @@ def test_a_peer_restored_in_the_lobby_waits_to_hear_every_member_still_there() -
     for datagram in beats[p2.me]:
         restored.receive(datagram, 2, table.now + 0.3)
     assert restored.sync.resuming is None, "every member still there heard"
+
+
+def test_a_restored_peer_asks_every_address_again_if_its_chain_still_waits_a_hold_on() -> None:
+    # For `hold` after its first heartbeat a restored peer asks only what heartbeats name,
+    # of their senders. If its own chain still waits then (two peers restarted while a
+    # third played on: each one's ops wait for the other's, and the third's heartbeats name
+    # neither; `fuzz link` seed 4100 stalled so for ever), it asks every address again.
+    waiting = observer()
+    waiting.resuming = Resuming(head=3, hold=1.0, started=9.0, since=10.0)
+    for now in (10.0, 10.5, 10.99):
+        ask_everyone_while_our_chain_waits(waiting, now)
+        assert waiting.outgoing() == []
+    ask_everyone_while_our_chain_waits(waiting, 11.0)
+    ((destination, datagram),) = waiting.outgoing()
+    assert destination == BROADCAST
+    asked = decode(datagram, table=waiting.table)
+    assert isinstance(asked, Request)
+    assert {author for author, _, _ in asked.ranges} == set(waiting.members) - {waiting.me}
+    # A chain all delivered waits for nothing of anyone's: nobody is asked.
+    caught_up = observer()
+    caught_up.resuming = Resuming(head=0, hold=1.0, started=9.0, since=10.0)
+    ask_everyone_while_our_chain_waits(caught_up, 12.0)
+    assert caught_up.outgoing() == []

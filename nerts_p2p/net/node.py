@@ -44,7 +44,7 @@ from nerts_p2p.table.replica import GameEvent, TableReplica
 from protocol.codec import unpack_bounded
 from protocol.envelope import PROTOCOL_VERSION
 from protocol.errors import DropReason, ProtocolError, RemoteProtocolError
-from protocol.messages import Op
+from protocol.messages import SPECTATOR, Op
 from protocol.sync import BROADCAST
 
 #: Datagrams taken from the socket in one turn of the receive loop (`UdpTransport.receive_now`).
@@ -221,6 +221,33 @@ class TableNode:
         out.discard(self.address)
         return out
 
+    def broadcast_order(self) -> list[Address]:
+        """Everyone a BROADCAST goes to (`addresses`), the players first: a move is on its
+        way to every player before a spectator's copy is sent, so spectators never slow the
+        players down (each `sendto` ahead of a player's, and the wake-up it starts, is part
+        of that player's latency; eight watchers ahead of a player could double it). An
+        address whose member we know nothing of yet (named by CONTACTS before its JOIN came)
+        goes between the two."""
+        everyone = self.addresses()
+        sync = self.replica.sync
+        watching: set[Address] = set()
+        named: set[Address] = set()
+        for source in (self.gossiped.items(), sync.peers.items()):
+            for author, address in source:
+                member = sync.members.get(author)
+                if member is None or not isinstance(address, tuple):
+                    continue
+                named.add(address)
+                if member.role == SPECTATOR:
+                    watching.add(address)
+        if not watching and named >= everyone:
+            return list(everyone)
+
+        def rank(address: Address) -> int:
+            return 2 if address in watching else 0 if address in named else 1
+
+        return sorted(everyone, key=rank)
+
     def _forget_strangers(self) -> None:
         """Keep the times of our peers' addresses (and the table's host's) only."""
         known = self.addresses() | {
@@ -387,7 +414,7 @@ class TableNode:
         self._persisted = max(self._persisted, len(own))
         outgoing = replica.outgoing()
         if outgoing:
-            everyone = self.addresses()
+            everyone = self.broadcast_order()
             for destination, datagram in outgoing:
                 if destination == BROADCAST:
                     for address in everyone:

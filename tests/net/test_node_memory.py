@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import random
+from collections.abc import Callable
 from pathlib import Path
 
 import trio
@@ -15,10 +17,11 @@ from nerts_p2p.net.node import MAX_HEARD, Join, NodeEvent, Play, TableNode
 from nerts_p2p.net.records import network_round_record
 from nerts_p2p.net.resume import resume_replica
 from nerts_p2p.net.store import TableHeader, TableStore
-from nerts_p2p.net.transport import MemoryNetwork
+from nerts_p2p.net.transport import Address, MemoryNetwork
 from nerts_p2p.table.presence import SILENCE_BOUND
 from nerts_p2p.table.replica import TableReplica
-from protocol.messages import SPECTATOR, Op
+from protocol.errors import RemoteProtocolError
+from protocol.messages import SPECTATOR, Kind, Op, decode
 from tools.mesh import PeerMesh, seeded_bytes
 
 from .helpers import MemoryTable, key_for
@@ -334,3 +337,57 @@ async def test_datagrams_from_ever_new_addresses_do_not_grow_the_node(
         assert len(host.last_heard) <= MAX_HEARD
         assert host.silence(guest.replica.me, trio.current_time()) is not None
         nursery.cancel_scope.cancel()
+
+
+async def test_a_broadcast_reaches_every_player_before_any_spectator(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    # Spectators never slow the players down: every `sendto` of a move to a watcher ahead
+    # of a player's copy is part of that player's latency. A broadcast went out in the
+    # order of a set of addresses, so a player could wait behind every watcher.
+    table = MemoryTable(MemoryNetwork(), Rules(seats=3, nerts_size=5))
+    table.open()
+    table.join("ann")
+    table.join("bob")
+    watchers = [table.join(f"eve{n}", role=SPECTATOR) for n in range(4)]
+    spectator_addresses = {node.address for node in watchers}
+    #: per player node, its urgent sends in order: (datagram, destination)
+    sends: list[list[tuple[bytes, Address]]] = [[], [], []]
+    for node, log in zip(table.nodes[:3], sends, strict=False):
+        queue = node._queue
+
+        def recording(
+            datagram: bytes,
+            destination: Address,
+            *,
+            urgent: bool,
+            queue: Callable[..., None] = queue,
+            log: list[tuple[bytes, Address]] = log,
+        ) -> None:
+            if urgent:
+                log.append((datagram, destination))
+            queue(datagram, destination, urgent=urgent)
+
+        node._queue = recording  # type: ignore[method-assign]
+    await _play(table)
+    assert all(len(table.finals(i)) == 1 for i in range(3))
+    table_id = table.nodes[0].replica.sync.table
+    moves = [
+        [destination for _, destination in run]
+        for log in sends
+        for datagram, run in itertools.groupby(log, key=lambda sent: sent[0])
+        if _is_move(datagram, table_id)
+    ]
+    to_watchers = [order for order in moves if spectator_addresses & set(order)]
+    assert len(to_watchers) > 20  # the round's moves, to players and watchers alike
+    for order in to_watchers:
+        first_watcher = min(i for i, a in enumerate(order) if a in spectator_addresses)
+        assert set(order[first_watcher:]) <= spectator_addresses, order
+
+
+def _is_move(datagram: bytes, table: bytes) -> bool:
+    try:
+        message = decode(datagram, table=table)
+    except RemoteProtocolError:  # the node's own CONTACTS: not the replica's
+        return False
+    return isinstance(message, Op) and message.kind == Kind.MOVE

@@ -129,11 +129,25 @@ def _earlier_hosted(data_dir: Path | None, table_name: str) -> TableStore | None
 
 
 def taking_back(data_dir: Path | None, ad: TableAd) -> bool:
-    """Whether this data dir was at the announced table and can take its seat back."""
+    """Whether this data dir was at the announced table and can take its seat back: not
+    while another process plays from it (that seat is being played, not left behind)."""
+    if data_dir is not None and data_dir not in _HELD and _held_elsewhere(data_dir):
+        return False
     try:
         return _earlier_joined(data_dir, ad.table_id) is not None
     except NetTableError:
         return False
+
+
+def _held_elsewhere(data_dir: Path) -> bool:
+    """Whether another process holds the data dir (we do not: the caller asks `_HELD`)."""
+    try:
+        with data_dir_lock(data_dir):
+            return False
+    except DataDirInUseError:
+        return True
+    except StoreError:
+        return False  # not a usable data dir: `_earlier_joined` finds no seat either
 
 
 def _earlier_joined(data_dir: Path | None, table: bytes) -> TableStore | None:

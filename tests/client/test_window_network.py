@@ -369,6 +369,9 @@ async def test_a_window_on_the_machine_of_a_player_watches_its_table_but_cannot_
             await frames_until(app, lambda: listed(seats) is not None, f"table {name} listed")
             ad = listed(seats)
             assert ad is not None
+            # Its seat is the command's, being played: not one to take back.
+            row = next(b for b in seats.buttons() if b.label.startswith(table_line(ad)))
+            assert "take it back" not in row.label
             seats.choose(ad)
             await frames_until(app, lambda: bool(seats.problem), "the seat refused")
             assert "another nerts-p2p window or command is playing from" in seats.problem

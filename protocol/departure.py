@@ -77,16 +77,26 @@ def has_quorum(participants: Sequence[bytes], remaining: set[bytes]) -> bool:
 VoteRule = Callable[[Op, Mapping[bytes, int]], bool]
 
 
-def resolve(
-    log: EpochLog, vote_counts: VoteRule | None = None
-) -> dict[bytes, tuple[int, tuple[int, bytes]]]:
+#: participant -> (the last of its seqs that counts, the order key of the agreeing DEPART)
+Departures = dict[bytes, tuple[int, tuple[int, bytes]]]
+#: voter -> target -> the highest `held` its counted votes named
+Votes = dict[bytes, dict[bytes, int]]
+
+
+def resolve(log: EpochLog, vote_counts: VoteRule | None = None) -> Departures:
     """Every departure the round's order agrees on, as participant -> (the last of its
     seqs that counts, the order key of the DEPART where it was agreed). A function of the
     ops alone (so equal vectors fold alike); it is a fact once that DEPART is stable.
     `vote_counts` may refuse a vote (its author had said READY for the next round, and
     it names someone other than that round's starter: `sync_membership`)."""
-    votes: dict[bytes, dict[bytes, int]] = {}
-    departed: dict[bytes, tuple[int, tuple[int, bytes]]] = {}
+    return tally(log, vote_counts)[0]
+
+
+def tally(log: EpochLog, vote_counts: VoteRule | None = None) -> tuple[Departures, Votes]:
+    """`resolve`'s walk, with the votes it counted by its end (what a later agreement
+    would build on: `tools.fuzz.link` asks whether any still could)."""
+    votes: Votes = {}
+    departed: Departures = {}
 
     def last_seq(target: bytes) -> int:
         """The largest `held` any counted vote named for `target` (13.2)."""
@@ -113,7 +123,7 @@ def resolve(
         live = [p for p in log.participants if p not in log.excluded and p not in departed]
         for dropped in sorted(agreed_set(log.participants, live, votes)):
             departed[dropped] = (last_seq(dropped), key)
-    return departed
+    return departed, votes
 
 
-__all__ = ["VoteRule", "agreed_set", "has_quorum", "resolve"]
+__all__ = ["Departures", "VoteRule", "Votes", "agreed_set", "has_quorum", "resolve", "tally"]

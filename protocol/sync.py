@@ -141,9 +141,8 @@ class SyncPeer:
         self._events: list[SyncEvent] = []
         self._next_heartbeat = 0.0
         self._requested: dict[bytes, float] = {}
-        #: source -> (authors of our requests to it whose answers are due, ops those answers
-        #: can bring, ops come, when they are due by: `sync_requests.request`)
-        self._asking: dict[Hashable, tuple[tuple[bytes, ...], int, int, float]] = {}
+        #: source -> the answers we await from it (`sync_requests.request`)
+        self._asking: dict[Hashable, sync_requests.AnswersDue] = {}
         #: source -> the vector of the latest heartbeat that came from there
         self._offered: dict[Hashable, VersionVector] = {}
         self._hashed: tuple[tuple[tuple[bytes, int], ...], bytes | Callable[[], bytes]] | None = (

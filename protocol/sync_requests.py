@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Hashable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from . import admission
 from .clocks import VersionVector
@@ -21,6 +21,17 @@ from .sync_vouchers import relayable, taking_order
 
 if TYPE_CHECKING:
     from .sync import SyncPeer
+
+
+class AnswersDue(NamedTuple):
+    """The answers awaited from one source (`SyncPeer._asking`): once `received` reaches
+    `expected`, they are all in and `authors` may be asked about again at once; past `due`
+    (the retry time of the latest request) they are taken as lost."""
+
+    authors: tuple[bytes, ...]
+    expected: int
+    received: int
+    due: float
 
 
 def fair_take(runs: Sequence[Sequence[Op]], budget: int) -> list[Op]:
@@ -89,18 +100,22 @@ def request(
     if len(sync._asking) < MAX_ASKING or source in sync._asking:
         authors = tuple(a for a, _, _ in fresh)
         asked = min(sum(last - first + 1 for _, first, last in fresh), MAX_REPLY)
-        due = sync._asking.get(source)
-        if due is not None and now < due[3]:
+        due = now + sync.request_retry
+        earlier = sync._asking.get(source)
+        if earlier is not None and now < earlier.due:
             # An answer from there is still on its way (a heartbeat named an author new
             # to us meanwhile): the answers are in once both are. Taking this request's
             # place alone let the first answer's ops complete it, and the peer then asked
             # for the new author once per datagram of that answer while the rest of the
             # first gap waited out the retry time.
-            was, expected, received, _ = due
-            authors = tuple(dict.fromkeys((*was, *authors)))
-            sync._asking[source] = (authors, expected + asked, received, now + sync.request_retry)
+            sync._asking[source] = AnswersDue(
+                tuple(dict.fromkeys((*earlier.authors, *authors))),
+                earlier.expected + asked,
+                earlier.received,
+                due,
+            )
         else:  # none due, or it was lost: its authors may be asked about again by now
-            sync._asking[source] = (authors, asked, 0, now + sync.request_retry)
+            sync._asking[source] = AnswersDue(authors, asked, 0, due)
 
 
 def ask_everyone(sync: SyncPeer, ranges: Sequence[tuple[bytes, int, int]], now: float) -> None:
@@ -135,16 +150,15 @@ def answer_arrived(sync: SyncPeer, source: Hashable, ops: int, now: float) -> No
     asking = sync._asking.get(source)
     if asking is None:
         return
-    authors, expected, received, due = asking
-    received += ops
-    if received < expected:
-        sync._asking[source] = (authors, expected, received, due)
+    received = asking.received + ops
+    if received < asking.expected:
+        sync._asking[source] = asking._replace(received=received)
         return
     del sync._asking[source]
     # Answered in full: these authors may be asked about again at once (the first op a
     # joiner asks the host for comes before any heartbeat, and must not hold back the
     # host's chain until the retry runs out).
-    for author in authors:
+    for author in asking.authors:
         sync._requested.pop(author, None)
     offered = sync._offered.get(source)
     if offered is None:

@@ -67,11 +67,8 @@ def _lock(data_dir: Path | None) -> None:
             f"another nerts-p2p window or command is playing from {data_dir}: "
             "close it first (each keeps its own key)"
         ) from exc
-    except StoreError as exc:
-        raise NetTableError(
-            f"another nerts-p2p window or command is playing from {data_dir}: "
-            "close it first (each keeps its own key)"
-        ) from exc
+    except StoreError as exc:  # a file where the folder should be, a read-only place
+        raise NetTableError(str(exc)) from exc
     except OSError as exc:
         raise NetTableError(f"the data directory {data_dir} cannot be used: {exc}") from exc
     _HELD[data_dir] = stack
@@ -377,9 +374,11 @@ async def join_table(
     private table needs its passphrase (a wrong one is said in the lobby). With a data dir,
     a table this window was at and did not finish is taken up again, in its old role.
     `port`: the UDP port to play on (0: any free one)."""
-    keys_dir = _spectators_dir(data_dir) if role == SPECTATOR else data_dir
-    if role != SPECTATOR:
+    if role == SPECTATOR:
+        keys_dir = _spectators_dir(data_dir)
+    else:
         _lock(data_dir)
+        keys_dir = data_dir
     previous = _earlier_joined(keys_dir, ad.table_id)
     if previous is not None and previous.header is not None:
         role = previous.header.role

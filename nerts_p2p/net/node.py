@@ -222,31 +222,21 @@ class TableNode:
         return out
 
     def broadcast_order(self) -> list[Address]:
-        """Everyone a BROADCAST goes to (`addresses`), the players first: a move is on its
-        way to every player before a spectator's copy is sent, so spectators never slow the
+        """Everyone a BROADCAST goes to (`addresses`), spectators last: a move is on its way
+        to every player before a spectator's copy is sent, so spectators never slow the
         players down (each `sendto` ahead of a player's, and the wake-up it starts, is part
-        of that player's latency; eight watchers ahead of a player could double it). An
-        address whose member we know nothing of yet (named by CONTACTS before its JOIN came)
-        goes between the two."""
+        of that player's latency; eight watchers ahead of a player could double it)."""
         everyone = self.addresses()
         sync = self.replica.sync
-        watching: set[Address] = set()
-        named: set[Address] = set()
-        for source in (self.gossiped.items(), sync.peers.items()):
-            for author, address in source:
-                member = sync.members.get(author)
-                if member is None or not isinstance(address, tuple):
-                    continue
-                named.add(address)
-                if member.role == SPECTATOR:
-                    watching.add(address)
-        if not watching and named >= everyone:
+        watching = {
+            address
+            for known in (self.gossiped.items(), sync.peers.items())
+            for author, address in known
+            if (member := sync.members.get(author)) is not None and member.role == SPECTATOR
+        }
+        if not watching:
             return list(everyone)
-
-        def rank(address: Address) -> int:
-            return 2 if address in watching else 0 if address in named else 1
-
-        return sorted(everyone, key=rank)
+        return [a for a in everyone if a not in watching] + [a for a in everyone if a in watching]
 
     def _forget_strangers(self) -> None:
         """Keep the times of our peers' addresses (and the table's host's) only."""
@@ -412,15 +402,15 @@ class TableNode:
         # Never below what the store already holds: after a restart our stored ops come
         # back (are delivered) only as the table's ops they depend on arrive.
         self._persisted = max(self._persisted, len(own))
-        outgoing = replica.outgoing()
-        if outgoing:
-            everyone = self.broadcast_order()
-            for destination, datagram in outgoing:
-                if destination == BROADCAST:
-                    for address in everyone:
-                        self._queue(datagram, address, urgent=True)
-                elif isinstance(destination, tuple):
-                    self._queue(datagram, destination, urgent=False)
+        everyone: list[Address] | None = None  # worked out at the first BROADCAST only
+        for destination, datagram in replica.outgoing():
+            if destination == BROADCAST:
+                if everyone is None:
+                    everyone = self.broadcast_order()
+                for address in everyone:
+                    self._queue(datagram, address, urgent=True)
+            elif isinstance(destination, tuple):
+                self._queue(datagram, destination, urgent=False)
 
     def _queue(self, datagram: bytes, destination: Address, *, urgent: bool) -> None:
         queue = self._urgent if urgent else self._bulk

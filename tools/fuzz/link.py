@@ -29,10 +29,11 @@ from typing import Any
 
 from nerts_p2p.game.position import state_hash
 from nerts_p2p.table.replica import RoundFinal, TableReplica
-from protocol.departure import agreed_set
+from protocol import sync_starters
+from protocol.departure import agreed_set, tally
 from protocol.envelope import seal
 from protocol.errors import RemoteProtocolError
-from protocol.messages import SPECTATOR, Heartbeat, Kind, Op, evidence_body
+from protocol.messages import SPECTATOR, Heartbeat, Op, evidence_body
 from protocol.signing import SigningKeyPair, verify
 from protocol.sync import SyncPeer
 from protocol.sync_vouchers import relayable
@@ -111,16 +112,12 @@ def _no_quorum_left(table: FuzzTable) -> bool:
     if not sync.epochs:
         return False
     log = sync.epochs[max(sync.epochs)]
+    departed, votes = tally(log, sync_starters.vote_counts(sync, log))
     running = {p.replica.me for p in table.peers if p.alive}
-    live = [a for a in log.participants if a not in log.departed_at and a not in sync.expelled]
+    live = [a for a in log.participants if a not in log.excluded and a not in departed]
     stopped = [a for a in live if a not in running]
     if not stopped:
         return False  # nobody holds the round back for good: it must end
-    votes: dict[bytes, dict[bytes, int]] = {}
-    for op in log.ops:
-        if op.kind == Kind.DEPART and log.counts_for_order(op):
-            target, held = op.payload
-            votes.setdefault(op.author, {})[target] = held
     for voter in live:
         if voter in running:
             votes.setdefault(voter, {}).update(dict.fromkeys(stopped, 0))
